@@ -1,0 +1,39 @@
+# Every target sets up what it needs; on a fresh machine with Python 3.11, `make demo`
+# and `make test` are the only two commands anyone has to know.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: venv install export clean-nbs test test-nbs test-py test-slow demo
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python setup.py settings.ini
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+venv: $(BIN)/python
+install: $(STAMP)
+
+export: install
+	$(BIN)/nbdev_export
+
+clean-nbs: install
+	$(BIN)/nbdev_clean
+
+test-nbs: install
+	$(BIN)/nbdev_test --n_workers 2 --timing
+
+test-py: install
+	$(BIN)/python -m pytest -q tests
+
+test: test-nbs test-py
+
+test-slow: install
+	$(BIN)/nbdev_test --n_workers 1 --flags slow --timing
+
+demo: install
+	$(BIN)/voicerag-demo
