@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv install export clean-nbs test test-nbs test-py test-slow demo
+.PHONY: venv install export clean-nbs test test-nbs test-py test-slow demo readme
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,3 +37,7 @@ test-slow: install
 
 demo: install
 	$(BIN)/voicerag-demo
+
+# README.md is rendered from nbs/index.ipynb (nbdev_readme needs Quarto, which is not available here)
+readme: install
+	$(BIN)/jupyter nbconvert --to markdown nbs/index.ipynb --output-dir . --output README --log-level WARN
