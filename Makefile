@@ -11,7 +11,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# torch first, pinned: the CPU build of 2.13.0 is a local wheel; unpinned, a dependency would pull GBs of CUDA
 $(STAMP): $(BIN)/python setup.py settings.ini
+	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
