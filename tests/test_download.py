@@ -1,10 +1,10 @@
 "Resumable, checksummed downloads (voicerag.data.download), tested only against a local HTTP server on 127.0.0.1."
-import hashlib, random, threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import hashlib, random
 
 import pyarrow as pa, pyarrow.parquet as pq
 import pytest
 
+from voicerag.fakes import RangeFileServer
 from voicerag.data import (DownloadError, data_dir, download, fetch_msmarco_xi, iter_jsonl, load_msmarco_xi,
                            msmarco_xi_url)
 
@@ -12,49 +12,9 @@ PAYLOAD = random.Random(0).randbytes(300_000)
 SHA = hashlib.sha256(PAYLOAD).hexdigest()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args): pass
-
-    def do_GET(self):
-        srv = self.server
-        rng = self.headers.get('Range')
-        srv.requests.append((self.path, rng))
-        if self.path in srv.redirects:
-            self.send_response(302); self.send_header('Location', srv.redirects[self.path])
-            self.send_header('Content-Length', '0'); self.end_headers(); return
-        body = srv.files.get(self.path)
-        if body is None: return self.send_error(404)
-        start = int(rng[len('bytes='):].split('-')[0]) if rng and self.path not in srv.ignore_range else 0
-        if rng and start >= len(body):
-            self.send_response(416); self.send_header('Content-Range', f'bytes */{len(body)}')
-            self.send_header('Content-Length', '0'); self.end_headers(); return
-        partial = rng is not None and self.path not in srv.ignore_range
-        self.send_response(206 if partial else 200)
-        if partial: self.send_header('Content-Range', f'bytes {start}-{len(body) - 1}/{len(body)}')
-        self.send_header('Content-Length', str(len(body) - start)); self.end_headers()
-        cut = srv.cut.get(self.path, [])
-        n = cut.pop(0) if cut else len(body)        # each listed number cuts one response short, then the connection drops
-        self.wfile.write(body[start:start + n])
-
-
-class RangeServer(ThreadingHTTPServer):
-    "A local file server with HTTP Range, redirects, and one-shot connection drops for testing."
-    def __init__(self):
-        self.files, self.cut, self.redirects, self.ignore_range, self.requests = {}, {}, {}, set(), []
-        super().__init__(('127.0.0.1', 0), _Handler)
-
-    @property
-    def url(self): return f'http://127.0.0.1:{self.server_port}'
-
-
 @pytest.fixture
 def server():
-    srv = RangeServer()
-    srv.files['/f.bin'] = PAYLOAD
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown(); srv.server_close(); thread.join()
+    with RangeFileServer({'/f.bin': PAYLOAD}) as srv: yield srv
 
 
 def _get(server, tmp_path, **kw):
@@ -138,7 +98,7 @@ def test_existing_file_is_kept_or_refused(server, tmp_path):
 
 
 def test_unreachable_server_is_a_download_error(tmp_path):
-    srv = RangeServer(); port = srv.server_port; srv.server_close()   # a port nobody listens on
+    srv = RangeFileServer(); port = srv.server_port; srv.server_close()   # a port nobody listens on
     with pytest.raises(DownloadError, match='interrupted after 0 bytes'):
         download(f'http://127.0.0.1:{port}/f.bin', tmp_path/'f.bin', retries=1, progress=False)
 
