@@ -20,7 +20,7 @@ from .router import Plan, route
 from threadpoolctl import threadpool_limits
 
 # %% auto #0
-__all__ = ['INDEX_FORMAT', 'MODES', 'DIRECTIONS', 'IndexLoadError', 'repo_root', 'index_path', 'LangIndex', 'Index',
+__all__ = ['INDEX_FORMAT', 'MODES', 'DIRECTIONS', 'IndexLoadError', 'repo_root', 'repo_path', 'index_path', 'LangIndex', 'Index',
            'build_index', 'save_index', 'verify_files', 'load_index', 'Search', 'best_per_doc', 'note_evidence',
            'merge_best', 'Retriever', 'QueryRun', 'run_direction', 'score_runs', 'summarize_scores', 'latency_summary']
 
@@ -34,10 +34,14 @@ def repo_root() -> Path:
     "The folder holding `settings.ini` (the repository), where `indexes/` lives by default."
     return Path(voicerag.__file__).resolve().parent.parent
 
+def repo_path(path) -> Path:
+    "`path` as is when absolute, else relative to the repository root."
+    path = Path(path)
+    return path if path.is_absolute() else repo_root()/path
+
 def index_path(config:Config) -> Path:
     "Where the index named in `config` lives."
-    base = Path(config.index_dir)
-    return (base if base.is_absolute() else repo_root()/base)/config.index_name
+    return repo_path(config.index_dir)/config.index_name
 
 # %% ../nbs/09_index.ipynb #116b5dcb
 @dataclass
