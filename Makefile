@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv install export clean-nbs test test-nbs test-py test-slow demo readme
+.PHONY: venv install sysdeps export clean-nbs test test-nbs test-py test-slow demo readme
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,21 +20,33 @@ $(STAMP): $(BIN)/python setup.py settings.ini
 venv: $(BIN)/python
 install: $(STAMP)
 
+# Debian packages the tests need: chromium (browser test), espeak-ng and sox (test speech).
+# Installed only when missing; apt-get needs root (CI runs as root) or sudo.
+SYSDEPS := chromium espeak-ng sox
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+sysdeps:
+	@missing=$$(for c in $(SYSDEPS); do command -v $$c >/dev/null || echo $$c; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SYSDEPS) libsox-fmt-all fonts-noto-core >/dev/null; \
+	fi
+
 export: install
 	$(BIN)/nbdev_export
 
 clean-nbs: install
 	$(BIN)/nbdev_clean
 
-test-nbs: install
+test-nbs: install sysdeps
 	$(BIN)/nbdev_test --n_workers 2 --timing
 
-test-py: install
+test-py: install sysdeps
 	$(BIN)/python -m pytest -q tests
 
 test: test-nbs test-py
 
-test-slow: install
+test-slow: install sysdeps
 	$(BIN)/nbdev_test --n_workers 1 --flags slow --timing
 
 demo: install
