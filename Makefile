@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv install sysdeps export clean-nbs test test-nbs test-py test-slow demo readme
+.PHONY: venv install sysdeps export clean-nbs test test-nbs test-py test-slow demo demo-text eval readme
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,8 +49,17 @@ test: test-nbs test-py
 test-slow: install sysdeps
 	$(BIN)/nbdev_test --n_workers 1 --flags slow --timing
 
+# builds what is missing (index, Whisper files), then serves the voice app with Voila on 127.0.0.1 and prints the URL
 demo: install
 	$(BIN)/voicerag-demo
+
+# the same questions in the terminal, no browser
+demo-text: install
+	$(BIN)/voicerag-demo --text
+
+# every number of the README: writes nbs/eval_results.json (about ten minutes)
+eval: install
+	$(BIN)/voicerag-eval
 
 # README.md is rendered from nbs/index.ipynb (nbdev_readme needs Quarto, which is not available here)
 readme: install

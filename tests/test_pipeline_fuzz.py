@@ -6,19 +6,10 @@ cited span of the cited passage."""
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from voicerag.core import Config, Result, State
-from voicerag.data import Corpus, load_default
-from voicerag.encoders import make_encoder
-from voicerag.index import Retriever, build_index
-from voicerag.pipeline import Pipeline
+from voicerag.core import Result, State
 
-@pytest.fixture(scope='module')
-def pipeline():
-    xquad = load_default()['xquad']
-    corpus = Corpus([p for p in xquad.corpus if p.doc_id.split('/')[1] in ('00', '01')])
-    enc = make_encoder('hashing')
-    cfg = Config(encoder=enc.name, chunkers=('fixed_512_64', 'sentence'))
-    return Pipeline(Retriever(build_index(corpus, enc, cfg, progress=False), enc, cfg))
+@pytest.fixture(scope='session')
+def pipeline(small_pipeline): return small_pipeline
 
 def _check(pipe, result):
     assert isinstance(result, Result) and result.state in set(State) and result.message

@@ -339,12 +339,12 @@ class QueryRun:
     timings: dict
 
 def run_direction(retriever:Retriever, dataset, direction:str, mode:str='routed', k:int=10, progress:bool=True) -> list[QueryRun]:
-    "Search every judged query of `dataset` in direction 'q->p' with `mode`."
+    "Search every judged query of `dataset` in direction 'q->p' (p may join languages: 'en+hi') with `mode`."
     qlang, plang = direction.split('->')
     queries = [q for q in dataset.queries if q.lang == qlang and dataset.qrels.relevant(q.id)]
     runs = []
     for q in tqdm(queries, desc=f'{dataset.name} {direction} {mode}', disable=not progress, leave=False):
-        s = retriever.search(q.text, k=k, langs=[plang], mode=mode)
+        s = retriever.search(q.text, k=k, langs=plang.split('+'), mode=mode)
         runs.append(QueryRun(q.id, [h.doc_id for h in s.hits], s.confidence, s.timings))
     return runs
 

@@ -11,9 +11,15 @@ from .text import dominant_script
 from .guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval, load_thresholds
 from .extractive import extract_answer, pick_version
 from .generate import GenerationError, Unanswerable, generate_grounded, generate_open
+import hashlib, json, warnings
+from pathlib import Path
+from .calibrate import Abstainer
+from .index import Retriever, repo_path
+from .rerank import Reranker, RerankingRetriever, rerank_path
 
 # %% auto #0
-__all__ = ['MESSAGES', 'GUARDRAIL_MESSAGES', 'message_for', 'asker_language', 'Pipeline']
+__all__ = ['MESSAGES', 'GUARDRAIL_MESSAGES', 'message_for', 'asker_language', 'Pipeline', 'calibration_path', 'serving_retriever',
+           'reranker_fingerprint', 'load_abstainer', 'served_pipeline']
 
 # %% ../nbs/16_pipeline.ipynb #608533c7
 MESSAGES = {
@@ -65,6 +71,8 @@ class Pipeline:
     open_llm: object = None                    # an LLMClient for the open-knowledge fallback; None disables it
     k: int = 5
     generative_passages: int = 3
+    abstainer: object = None                   # a calibrated voicerag.calibrate.Abstainer; None: the floor of `thresholds` only
+    transcriber: object = None                 # the default speech-to-text provider of `ask_audio`
 
     def __post_init__(self):
         if self.mode not in ('extractive', 'generative'): raise ValueError(f"mode must be 'extractive' or 'generative', got {self.mode!r}")
@@ -97,7 +105,9 @@ class Pipeline:
         if not verdict: return self._finish(State.refused_guardrail, lang, timer, verdict=verdict)
         search = self.retriever.search(text, k=self.k, langs=langs)
         timer.ms.update(search.timings)
-        with timer('guard_post'): verdict = check_retrieval(search.confidence, self.thresholds, lang)
+        with timer('guard_post'):
+            verdict = check_retrieval(search.confidence, self.thresholds, lang)
+            if verdict and self.abstainer is not None: verdict = self.abstainer.check(search.confidence, text, lang)
         if not verdict:
             if verdict.reason == 'no_context': return self._fallback(text, lang, timer, search.confidence, verdict)
             return self._finish(verdict.state, lang, timer, verdict=verdict, confidence=search.confidence)
@@ -143,11 +153,14 @@ class Pipeline:
         return self._finish(State.error, lang, timer, confidence=confidence, message=e.user_message(lang),
                             meta={'error': 'GenerationError', **e.details})
 
-    def ask_audio(self, audio:bytes, transcriber, lang:str|None=None, langs=None) -> Result:
-        "Transcribe `audio` with `transcriber` (`.transcribe(audio, lang)` -> an object with `.text`, `.lang`), then `ask`."
+    def ask_audio(self, audio:bytes, transcriber=None, lang:str|None=None, langs=None) -> Result:
+        "Transcribe `audio` with `transcriber` (default: the pipeline's; `.transcribe(audio, lang)` -> `.text`, `.lang`), then `ask`."
         timer = StageTimer()
         t0 = time.perf_counter()
-        try: transcript = transcriber.transcribe(audio, lang)
+        transcriber = transcriber or self.transcriber
+        try:
+            if transcriber is None: raise VoiceragError('no speech-to-text provider is configured')
+            transcript = transcriber.transcribe(audio, lang)
         except Exception as e:
             timer.ms['stt'] = (time.perf_counter() - t0) * 1e3
             why = str(e) if isinstance(e, VoiceragError) else 'the transcriber failed unexpectedly'
@@ -160,3 +173,42 @@ class Pipeline:
         result.meta.update(transcript=transcript.text, stt_lang=getattr(transcript, 'lang', None),
                            stt_provider=getattr(transcript, 'provider', None))
         return result
+
+# %% ../nbs/16_pipeline.ipynb #af9a4d3f
+def calibration_path(config) -> Path:
+    "Where the abstainer of the index `config` names is kept: `indexes/calibration.json` beside the default index."
+    return repo_path(config.index_dir)/('calibration.json' if config.index_name == 'default' else f'calibration_{config.index_name}.json')
+
+def serving_retriever(index, encoder, config, reranker=None):
+    "A `Retriever` over `index`, wrapped by the re-ranker (`reranker`, or the one saved for the index) when `config.rerank`."
+    retriever = Retriever(index, encoder, config)
+    if not config.rerank: return retriever
+    if reranker is None:
+        if not rerank_path(config).exists(): return retriever
+        reranker = Reranker.load(rerank_path(config), index)
+    return RerankingRetriever(retriever, reranker)
+
+def reranker_fingerprint(retriever) -> str|None:
+    "A digest of the re-ranker's weights and where it applies (None when `retriever` does not re-rank)."
+    reranker = getattr(retriever, 'reranker', None)
+    if reranker is None: return None
+    d = reranker.to_dict()
+    return hashlib.sha256(json.dumps([d['features'], d['weights'], d['mean'], d['std'], d['apply']]).encode()).hexdigest()[:16]
+
+def load_abstainer(config, retriever, path=None):
+    "The abstainer saved for this retriever, or None (with a warning) when there is none or it was fitted for another one."
+    path = Path(path) if path is not None else calibration_path(config)
+    if not path.exists(): return None
+    abstainer = Abstainer.load(path)
+    expected = {'encoder': retriever.encoder.name, 'index': config.index_name, 'reranker': reranker_fingerprint(retriever)}
+    fitted = {k: abstainer.meta.get(k) for k in expected}
+    if fitted != expected:
+        warnings.warn(f'{path.name} was fitted for {fitted}, this pipeline is {expected}: '
+                      'using the default retrieval floor instead; refit it in 11_calibrate')
+        return None
+    return abstainer
+
+def served_pipeline(index, encoder, config, transcriber=None) -> Pipeline:
+    "The extractive pipeline as served: re-ranked where the re-ranker wins, calibrated abstention, the configured transcriber."
+    retriever = serving_retriever(index, encoder, config)
+    return Pipeline(retriever, abstainer=load_abstainer(config, retriever), k=config.top_k, transcriber=transcriber)

@@ -1,0 +1,162 @@
+"""The demo app end to end in a real browser: `voicerag-demo` serves it with Voila, Chromium drives it.
+
+Chromium's fake microphone plays a WAV file: a question spoken by espeak-ng, or silence. Set
+VOICERAG_SCREENSHOTS=<folder> to keep a screenshot of each test's page (for looking, not for committing).
+"""
+import os, shutil, signal, subprocess, sys, time, wave
+from pathlib import Path
+import pytest
+
+CHROMIUM = Path('/usr/bin/chromium')
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason='Debian chromium is not installed (`make sysdeps` installs it)')
+
+QUESTION = 'How many points did the Panthers defense surrender?'       # XQuAD; the default index answers it
+ANSWER = '308 points'                                                  # inside the quoted answer span
+CITED = 'xquad/00/0@en'
+HINDI_QUESTION, HINDI_ANSWER = 'पैंथर्स डिफेंस ने कितने अंक दिए?', '308 अंक'
+PAGE_READY_MS = 120_000        # a page load starts a kernel that loads the index and warms the models up
+ANSWER_MS = 60_000
+
+
+def _run(*cmd):
+    if shutil.which(str(cmd[0])) is None: pytest.fail(f'{cmd[0]} is not installed (`make sysdeps` installs it)')
+    subprocess.run([str(c) for c in cmd], check=True, timeout=60, capture_output=True)
+
+def _seconds(wav:Path) -> float:
+    with wave.open(str(wav)) as w: return w.getnframes() / w.getframerate()
+
+@pytest.fixture(scope='session')
+def spoken_question(tmp_path_factory) -> Path:
+    "The English question spoken by espeak-ng, as 16 kHz mono 16-bit WAV with a little silence around it."
+    folder = tmp_path_factory.mktemp('audio')
+    _run('espeak-ng', '-v', 'en', '-s', '150', '-w', folder/'raw.wav', QUESTION)
+    _run('sox', folder/'raw.wav', '-r', '16000', '-c', '1', '-b', '16', folder/'question.wav', 'pad', '0.2', '1.0')
+    return folder/'question.wav'
+
+@pytest.fixture(scope='session')
+def silence(tmp_path_factory) -> Path:
+    wav = tmp_path_factory.mktemp('audio')/'silence.wav'
+    _run('sox', '-n', '-r', '16000', '-c', '1', '-b', '16', wav, 'trim', '0', '3')
+    return wav
+
+@pytest.fixture(scope='session')
+def server(tmp_path_factory) -> str:
+    "`voicerag-demo` on a free loopback port (the default index built first if missing); stopped like a terminal's Ctrl-C."
+    from voicerag.cli import ensure_index, free_port
+    from voicerag.core import Config
+    ensure_index(Config.load())                # ~90 s on a fresh checkout, before any timeout below starts
+    port, log = free_port(), tmp_path_factory.mktemp('voila')/'voila.log'
+    with open(log, 'w') as out:
+        process = subprocess.Popen([str(Path(sys.executable).parent/'voicerag-demo'), '--port', str(port)],
+                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f'http://127.0.0.1:{port}/'
+    try:
+        deadline = time.monotonic() + 120
+        while f'voicerag demo: {url}' not in log.read_text():
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f'voicerag-demo did not come up (exit status {process.poll()}):\n{log.read_text()[-3000:]}')
+            time.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        try: process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+@pytest.fixture(scope='session')
+def playwright():
+    sync_api = pytest.importorskip('playwright.sync_api', reason='playwright is a dev dependency')
+    with sync_api.sync_playwright() as p: yield p
+
+def _browser(playwright, microphone:Path):
+    "Chromium whose microphone plays `microphone` once (no loop), with the permission prompt accepted."
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), timeout=60_000, args=[
+        '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
+        f'--use-file-for-fake-audio-capture={microphone}%noloop', '--no-sandbox'])
+
+@pytest.fixture(scope='session')
+def browser(playwright, spoken_question):
+    browser = _browser(playwright, spoken_question)
+    yield browser
+    browser.close()
+
+def _open(browser, url:str):
+    page = browser.new_page(viewport={'width': 1000, 'height': 1100})
+    page.set_default_timeout(ANSWER_MS)
+    page.goto(url, timeout=PAGE_READY_MS)
+    page.wait_for_selector('.vr-app .vr-record', timeout=PAGE_READY_MS)
+    return page
+
+@pytest.fixture
+def page(browser, server, request):
+    page = _open(browser, server)
+    yield page
+    _screenshot(page, request.node.name)
+    page.close()
+
+def _screenshot(page, name:str):
+    folder = os.environ.get('VOICERAG_SCREENSHOTS')
+    if folder: page.screenshot(path=str(Path(folder)/f'{name}.png'), full_page=True)
+
+def _wait_for_result(page, previous:str=''):
+    "Wait until the app shows a result other than `previous`."
+    page.wait_for_function('prev => { const el = document.querySelector(".vr-result .vr-state"); '
+                           'return el && el.closest(".vr-result").innerText !== prev; }', arg=previous)
+    return page.inner_text('.vr-result')
+
+def _record(page, seconds:float):
+    page.click('.vr-record')
+    page.wait_for_selector('.vr-record:has-text("Stop")')
+    page.wait_for_timeout(int(seconds * 1000))
+    page.click('.vr-record')
+
+def _shows_answer(page, answer:str, cited:str):
+    from playwright.sync_api import expect
+    expect(page.locator('.vr-state')).to_have_text('answered')
+    expect(page.locator('.vr-answer-text')).to_contain_text(answer)
+    expect(page.locator('.vr-citation mark')).to_contain_text(answer)          # the quoted span, marked in its passage
+    expect(page.locator('.vr-cite-head')).to_contain_text(cited)
+
+
+def test_typed_questions(page):
+    page.fill('.vr-question input', QUESTION)
+    page.click('.vr-ask')
+    first = _wait_for_result(page)
+    _shows_answer(page, ANSWER, CITED)
+    latency = page.inner_text('.vr-latency')
+    assert 'answer path' in latency and 'speech to text' not in latency, latency
+
+    page.fill('.vr-question input', HINDI_QUESTION)
+    page.click('.vr-ask')
+    _wait_for_result(page, first)
+    _shows_answer(page, HINDI_ANSWER, CITED.replace('@en', '@hi'))
+
+def test_spoken_question(page, spoken_question):
+    _record(page, _seconds(spoken_question) + 0.5)
+    _wait_for_result(page)
+    assert 'points' in page.inner_text('.vr-heard').lower()
+    _shows_answer(page, ANSWER, CITED)
+    latency = page.inner_text('.vr-latency')
+    assert latency.index('speech to text') < latency.index('answer path'), latency     # stt drawn apart from the answer path
+
+def test_undecodable_upload(page):
+    with page.expect_file_chooser() as chooser: page.click('.vr-upload')
+    chooser.value.set_files(files=[{'name': 'question.wav', 'mimeType': 'audio/wav', 'buffer': b'RIFF\x00\x00\x00\x00WAVE, not audio'}])
+    _wait_for_result(page)
+    from playwright.sync_api import expect
+    expect(page.locator('.vr-state')).to_have_text('stt_failed')
+    expect(page.locator('.vr-message')).to_contain_text('I could not understand the audio')
+    assert page.inner_text('.vr-citation') == ''
+
+def test_silent_microphone(playwright, silence, server, request):
+    browser = _browser(playwright, silence)
+    try:
+        page = _open(browser, server)
+        _record(page, 2.0)
+        _wait_for_result(page)
+        from playwright.sync_api import expect
+        expect(page.locator('.vr-state')).to_have_text('stt_failed')
+        expect(page.locator('.vr-message')).to_contain_text('silent')
+        _screenshot(page, request.node.name)
+    finally: browser.close()

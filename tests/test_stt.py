@@ -1,0 +1,258 @@
+"""voicerag.stt against the local fake server (voicerag.fakes) for Sarvam and ElevenLabs, and against bad recordings.
+
+Every HTTP failure case runs on both cloud services: what is retried (429 with a short Retry-After, 5xx, timeouts,
+an unreachable server) and what is not (a rejected key, a malformed or incomplete reply), counted in requests the
+server actually received. Bad recordings (empty, not audio, cut-off containers, silence, too long) are checked through
+`decode_audio`/`check_audio`, through `WhisperTranscriber`, and through `Pipeline.ask_audio` (state stt_failed).
+Test audio is generated at test time: espeak-ng speech and PyAV/sox encodings of it.
+"""
+import logging, shutil, subprocess, time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from voicerag.core import Config, State, VoiceragError
+from voicerag.fakes import ElevenLabsAPI, FakeServer, Reply, SarvamAPI, fake_stt_server, malformed_json, slow, speak
+from voicerag.stt import (SAMPLE_RATE, ElevenLabsTranscriber, MockTranscriber, SarvamTranscriber, STTError, Transcriber,
+                          Transcript, WhisperTranscriber, check_audio, decode_audio, encode_audio, make_transcriber, tone)
+
+KEYS = {'SARVAM_API_KEY': 'sarvam_SECRET_test_key_91c2', 'ELEVENLABS_API_KEY': 'xi_SECRET_elevenlabs_key_4d7e'}
+
+
+@dataclass
+class Service:
+    "How a test speaks to one cloud service through the fake server."
+    name: str
+    path: str
+    key_env: str
+    key_header: str
+    make: Callable
+    error: Callable[..., Reply]             # error(status, message, retry_after=None)
+    rate_limited: Callable[..., Reply]
+    ok: Callable[..., Reply]
+    missing_fields: Callable[[], Reply]
+    lang_field: str                         # the form field carrying the language
+    hindi_code: str                         # what a request for Hindi sends in that field
+
+SARVAM = Service('sarvam', SarvamAPI.PATH, 'SARVAM_API_KEY', 'api-subscription-key',
+                 lambda srv, **kw: SarvamTranscriber(base_url=srv.url, **kw),
+                 lambda status, message='error', retry_after=None: SarvamAPI.error(status, message, retry_after=retry_after),
+                 SarvamAPI.rate_limited, SarvamAPI.ok, SarvamAPI.missing_fields, 'language_code', 'hi-IN')
+ELEVENLABS = Service('elevenlabs', ElevenLabsAPI.PATH, 'ELEVENLABS_API_KEY', 'xi-api-key',
+                     lambda srv, **kw: ElevenLabsTranscriber(base_url=srv.url, **kw),
+                     lambda status, message='error', retry_after=None: ElevenLabsAPI.error(status, message, retry_after=retry_after),
+                     ElevenLabsAPI.rate_limited, ElevenLabsAPI.ok, ElevenLabsAPI.missing_fields, 'language_code', 'hi')
+
+
+@pytest.fixture(scope='module')
+def speech() -> bytes: return speak('What is the capital of France?', 'en')
+
+@pytest.fixture(scope='module')
+def samples(speech) -> np.ndarray: return decode_audio(speech)
+
+@pytest.fixture
+def keys(monkeypatch):
+    for name, value in KEYS.items(): monkeypatch.setenv(name, value)
+    return KEYS
+
+@pytest.fixture(scope='module')
+def server():
+    with fake_stt_server() as srv: yield srv
+
+@pytest.fixture(params=[SARVAM, ELEVENLABS], ids=lambda s: s.name)
+def service(request): return request.param
+
+@pytest.fixture
+def client(service, server, keys):
+    server.clear()
+    with service.make(server, timeout=0.5, max_retry_wait=0.5, backoff=0.01) as c: yield c
+
+def failure(server:FakeServer, service:Service, client, audio:bytes, *replies) -> tuple[STTError, int]:
+    "Script `replies`, transcribe, return the STTError and how many requests the server received."
+    server.clear(); server.script(service.path, *replies)
+    with pytest.raises(STTError) as info: client.transcribe(audio)
+    return info.value, len(server.requests_to(service.path))
+
+
+# ---- the cloud services --------------------------------------------------------------------------------------------
+
+def test_success(service, client, server, speech, keys):
+    t = client.transcribe(speech)
+    assert isinstance(t, Transcript) and isinstance(client, Transcriber)
+    assert (t.provider, t.meta['attempts'], t.meta['model']) == (service.name, 1, client.model)
+    assert t.text and t.lang in ('hi', 'en') and t.ms > 0
+    (req,) = server.requests_to(service.path)
+    assert req.headers[service.key_header] == keys[service.key_env]
+    assert (req.form['file'].data, req.form['file'].content_type, req.form['file'].filename) == (speech, 'audio/wav', 'recording.wav')
+
+def test_language_is_sent_and_read_back(service, client, server, speech):
+    t = client.transcribe(speech, 'hi')
+    assert (t.lang, server.requests_to(service.path)[-1].form[service.lang_field].value) == ('hi', service.hindi_code)
+    assert client.transcribe(speech, 'en').lang == 'en'
+
+def test_webm_upload_keeps_its_type(service, client, server, samples):
+    client.transcribe(encode_audio(samples, 'webm'))
+    assert server.requests_to(service.path)[-1].form['file'].content_type == 'audio/webm'
+
+@pytest.mark.parametrize('status', [401, 403])
+def test_rejected_key_is_not_retried(service, client, server, speech, status):
+    err, n = failure(server, service, client, speech, service.error(status, 'invalid api key'))
+    assert (err.reason, err.retryable, n) == ('auth', False, 1)
+    assert 'rejected the API key' in str(err)
+
+def test_429_with_short_retry_after_is_retried(service, client, server, speech):
+    server.clear(); server.script(service.path, service.rate_limited(0.2))
+    t0 = time.perf_counter(); t = client.transcribe(speech); waited = time.perf_counter() - t0
+    assert (t.meta['attempts'], len(server.requests_to(service.path))) == (2, 2)
+    assert waited >= 0.2
+
+def test_429_with_long_retry_after_fails_at_once(service, client, server, speech):
+    err, n = failure(server, service, client, speech, service.rate_limited(30))
+    assert (err.reason, n, err.details['retry_after']) == ('rate_limited', 1, 30.0)
+    assert 'try again in 30 s' in str(err)
+
+def test_5xx_then_success(service, client, server, speech):
+    server.clear(); server.script(service.path, service.error(503, 'overloaded'))
+    assert client.transcribe(speech).meta['attempts'] == 2
+
+def test_5xx_twice_fails(service, client, server, speech):
+    err, n = failure(server, service, client, speech, service.error(500, 'boom'), service.error(502, 'boom'))
+    assert (err.reason, err.retryable, n, err.details['status']) == ('server', True, 2, 502)
+
+def test_timeout_is_retried_once(service, client, server, speech):
+    t0 = time.perf_counter()
+    err, n = failure(server, service, client, speech, slow(service.ok(), 5), slow(service.ok(), 5))
+    assert (err.reason, n) == ('timeout', 2)
+    assert 'did not answer within 0.5 s' in str(err) and time.perf_counter() - t0 < 3
+
+def test_malformed_json_is_not_retried(service, client, server, speech):
+    err, n = failure(server, service, client, speech, malformed_json())
+    assert (err.reason, n) == ('malformed', 1)
+
+def test_missing_fields(service, client, server, speech):
+    err, n = failure(server, service, client, speech, service.missing_fields())
+    assert (err.reason, n) == ('malformed', 1)
+    assert 'without' in str(err)
+
+def test_empty_transcript_is_no_speech(service, client, server, speech):
+    err, n = failure(server, service, client, speech, service.ok(''))
+    assert (err.reason, n) == ('no_speech', 1)
+
+def test_missing_key_fails_before_any_request(service, server, speech, monkeypatch):
+    monkeypatch.delenv(service.key_env, raising=False)
+    server.clear()
+    with pytest.raises(STTError) as info: service.make(server).transcribe(speech)
+    assert info.value.reason == 'auth' and service.key_env in str(info.value)
+    assert server.requests == []
+
+def test_unreachable_server_is_retried_then_network(service, keys, speech):
+    import socket
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]      # a port nobody listens on once closed
+    cls = SarvamTranscriber if service is SARVAM else ElevenLabsTranscriber
+    with pytest.raises(STTError) as info: cls(base_url=f'http://127.0.0.1:{port}', backoff=0.01).transcribe(speech)
+    assert (info.value.reason, info.value.details['attempts']) == ('network', 2)
+
+def test_bad_recordings_cost_no_request(service, client, server):
+    server.clear()
+    for audio in (b'', b'not audio at all' * 10, encode_audio(np.zeros(SAMPLE_RATE, np.float32))):
+        with pytest.raises(STTError): client.transcribe(audio)
+    assert server.requests == []
+
+def test_base_url_from_environment(service, server, keys, monkeypatch, speech):
+    monkeypatch.setenv(f'{service.name.upper()}_BASE_URL', server.url)
+    cls = SarvamTranscriber if service is SARVAM else ElevenLabsTranscriber
+    assert cls().base_url == server.url
+
+def test_keys_never_leak(service, client, server, speech, keys, caplog):
+    "A server that echoes the key in every error: the key must not reach messages, details, meta, repr or logs."
+    key = keys[service.key_env]
+    echo = lambda req: f'bad key {req.headers[service.key_header]}'
+    caplog.set_level(logging.DEBUG)
+    seen = []
+    for replies in [(service.error(401, echo),), (service.error(500, echo), service.error(500, echo)),
+                    (service.error(400, echo),), (service.error(429, echo, retry_after=0.01), service.ok())]:
+        server.clear(); server.script(service.path, *replies)
+        try: seen.append(repr(client.transcribe(speech)))
+        except STTError as e: seen += [str(e), repr(e.details), repr(e.args)]
+    seen += [repr(client), caplog.text]
+    assert any('[redacted]' in s for s in seen)            # the echo did arrive, and was cleaned
+    assert not [s for s in seen if key in s]
+
+
+# ---- recordings ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('fmt', ['wav', 'webm', 'ogg', 'mp3', 'flac'])
+def test_every_container_decodes(fmt, samples):
+    back = decode_audio(encode_audio(samples, fmt))
+    assert back.dtype == np.float32 and abs(len(back) - len(samples)) < 0.05 * SAMPLE_RATE
+    check_audio(back)
+
+@pytest.mark.skipif(shutil.which('sox') is None, reason='sox is not installed')
+@pytest.mark.parametrize('ext', ['ogg', 'mp3', 'flac'])
+def test_sox_encodings_decode(ext, speech, samples, tmp_path):
+    "Files from another encoder than our own (sox writes OGG as Vorbis)."
+    src, dst = tmp_path / 'in.wav', tmp_path / f'out.{ext}'
+    src.write_bytes(speech)
+    subprocess.run(['sox', str(src), str(dst)], check=True, capture_output=True)
+    back = decode_audio(dst.read_bytes())
+    assert abs(len(back) - len(samples)) < 0.1 * SAMPLE_RATE
+
+def _bad_recordings(samples):
+    webm = encode_audio(samples, 'webm')
+    return {'empty':      b'',
+            'not_audio':  np.random.default_rng(2).bytes(8000),
+            'corrupt':    webm[:100],
+            'silence':    encode_audio(np.zeros(2 * SAMPLE_RATE, np.float32)),
+            'too_long':   encode_audio(tone(31.0), 'flac')}
+
+@pytest.mark.parametrize('reason', ['empty', 'not_audio', 'corrupt', 'silence', 'too_long'])
+def test_bad_recording_reasons(reason, samples):
+    audio = _bad_recordings(samples)[reason]
+    for f in (lambda: check_audio(decode_audio(audio), 30.0), lambda: WhisperTranscriber().transcribe(audio)):
+        with pytest.raises(STTError) as info: f()
+        assert info.value.reason == reason and not info.value.retryable
+        assert isinstance(info.value, VoiceragError) and str(info.value)
+
+def test_whisper_transcribes_and_detects_english(speech):
+    t = WhisperTranscriber().transcribe(speech)
+    assert (t.provider, t.lang, t.meta['lang_detected']) == ('whisper', 'en', True)
+    assert {'capital', 'france'} <= set(t.text.lower().replace('?', '').split())
+
+def test_whisper_recordings_longer_than_one_window(samples):
+    "Only when max_seconds is raised above 30: faster-whisper's own windowing takes over."
+    long = np.concatenate([samples] * int(np.ceil(32 * SAMPLE_RATE / len(samples))))
+    t = WhisperTranscriber(max_seconds=40).transcribe(encode_audio(long), 'en')
+    assert t.meta['windows'] == 2 and t.text.lower().count('capital') >= 10
+
+def test_whisper_hears_no_words_in_a_tone():
+    with pytest.raises(STTError) as info: WhisperTranscriber().transcribe(encode_audio(tone(2.0)))
+    assert info.value.reason == 'no_speech'
+
+
+# ---- the pipeline's voice path -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope='session')
+def pipeline(small_pipeline): return small_pipeline
+
+@pytest.mark.parametrize('reason', ['empty', 'not_audio', 'silence', 'too_long'])
+def test_pipeline_says_stt_failed_with_the_reason(pipeline, samples, reason):
+    audio = _bad_recordings(samples)[reason]
+    expected = str(pytest.raises(STTError, WhisperTranscriber().transcribe, audio).value)
+    result = pipeline.ask_audio(audio, transcriber=WhisperTranscriber(), lang='en')
+    assert result.state == State.stt_failed and result.answer is None
+    assert expected in result.message and result.meta['detail'] == expected
+
+def test_pipeline_voice_path_with_a_mock(pipeline):
+    mock = MockTranscriber('When did Super Bowl 50 take place?', 'en')
+    result = pipeline.ask_audio(b'any bytes', transcriber=mock)
+    assert result.state != State.stt_failed and 'stt' in result.timings
+    assert (result.meta['transcript'], result.meta['stt_provider']) == ('When did Super Bowl 50 take place?', 'mock')
+    assert pipeline.ask_audio(b'x', transcriber=MockTranscriber(fail='timeout')).state == State.stt_failed
+
+def test_make_transcriber_follows_config():
+    assert isinstance(make_transcriber(Config()), WhisperTranscriber)
+    assert isinstance(make_transcriber(Config.load(env={'VOICERAG_STT': 'sarvam'})), SarvamTranscriber)
+    with pytest.raises(VoiceragError, match='unknown speech-to-text provider'): make_transcriber('nope')
