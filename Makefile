@@ -57,10 +57,10 @@ demo: install
 demo-text: install
 	$(BIN)/voicerag-demo --text
 
-# every number of the README: writes nbs/eval_results.json (about ten minutes)
+# every number of the README: writes nbs/eval_results.json (about a minute once the indexes exist)
 eval: install
 	$(BIN)/voicerag-eval
 
 # README.md is rendered from nbs/index.ipynb (nbdev_readme needs Quarto, which is not available here)
 readme: install
-	$(BIN)/jupyter nbconvert --to markdown nbs/index.ipynb --output-dir . --output README --log-level WARN
+	$(BIN)/jupyter nbconvert --to markdown --no-input nbs/index.ipynb --output-dir . --output README --log-level WARN
