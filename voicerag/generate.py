@@ -16,9 +16,9 @@ _log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['USER_MESSAGES', 'RETRYABLE', 'SENTINEL', 'LANG_NAMES', 'GROUNDED_SCHEMA', 'DISCLAIMERS', 'GenerationError',
-           'kind_for_status', 'Completion', 'LLMClient', 'parse_retry_after', 'GroqClient', 'AnthropicClient',
-           'language_name', 'grounded_prompt', 'open_prompt', 'strip_markers', 'marked_claims', 'locate', 'cite',
-           'Unanswerable', 'generate_grounded', 'disclaimer', 'generate_open']
+           'kind_for_status', 'Completion', 'LLMClient', 'parse_retry_after', 'retry_delay', 'post_with_retry',
+           'GroqClient', 'AnthropicClient', 'language_name', 'grounded_prompt', 'open_prompt', 'strip_markers',
+           'marked_claims', 'locate', 'cite', 'Unanswerable', 'generate_grounded', 'disclaimer', 'generate_open']
 
 # %% ../nbs/14_generate.ipynb #2925f345
 USER_MESSAGES = {
@@ -105,6 +105,28 @@ def parse_retry_after(value:str|None) -> float|None:
     except (TypeError, ValueError): return None
     return max(0.0, when.timestamp() - time.time())
 
+def retry_delay(retryable:bool, rate_limited:bool, retry_after:float|None, attempts:int, retries:int,
+                backoff:float, max_wait:float) -> float|None:
+    "Seconds to wait before another attempt, or None to give up: retryable errors only, `retries` times at most; a 429 waits its Retry-After unless that is over `max_wait`."
+    if attempts > retries or not retryable: return None
+    if not rate_limited or retry_after is None: return backoff
+    return retry_after if retry_after <= max_wait else None   # a long wait is the user's to take, not ours
+
+def post_with_retry(send, error_for, delay_for, name:str) -> tuple[httpx.Response, int]:
+    "`send()` until HTTP 200: `error_for(reply or exception, attempts)` makes the error, `delay_for(error, attempts)` the wait (None: raise)."
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            resp = send()
+            if resp.status_code == 200: return resp, attempts
+            err = error_for(resp, attempts)
+        except httpx.TransportError as e: err = error_for(e, attempts)     # timeouts are transport errors too
+        wait = delay_for(err, attempts)
+        if wait is None: raise err
+        _log.info('%s: %s (status %s); retrying in %.2f s', name, type(err).__name__, err.details.get('status'), wait)
+        time.sleep(wait)
+
 class _Malformed(Exception):
     "A 200 reply without the fields we need; `problem` names what is missing."
 
@@ -142,32 +164,30 @@ class _HTTPClient:
 
     def _retry_wait(self, err:GenerationError, attempts:int) -> float|None:
         "Seconds to wait before the next attempt, or None to give up now."
-        if attempts > self.retries or not err.retryable: return None
-        if err.kind != 'rate_limited': return self.backoff
-        wait = err.details.get('retry_after')
-        if wait is None: return self.backoff
-        return wait if wait <= self.max_retry_wait else None   # a long wait is the user's to take, not ours
+        return retry_delay(err.retryable, err.kind == 'rate_limited', err.details.get('retry_after'), attempts,
+                           self.retries, self.backoff, self.max_retry_wait)
+
+    def _error_for(self, failure, key:str, attempts:int) -> GenerationError:
+        "The error of one failed attempt: an HTTP reply that is not 200, or a timeout or transport exception."
+        details = {**self._where(), 'attempts': attempts}
+        if isinstance(failure, httpx.Response): return self._error_from_status(failure, key, details)
+        if isinstance(failure, httpx.TimeoutException):
+            return GenerationError('timeout', {**details, 'cause': type(failure).__name__, 'timeout_s': self.timeout})
+        return GenerationError('network', {**details, 'cause': type(failure).__name__})
 
     def complete(self, system:str, user:str, schema:dict|None=None) -> Completion:
         "Call the model once (plus one retry on a retryable failure); a `GenerationError` on failure."
         if schema is not None and not self.structured: raise TypeError(f'{type(self).__name__} does not return structured output')
         key, payload = self._key(), self._payload(system, user, schema)
-        t0, attempts = time.perf_counter_ns(), 0
-        while True:
-            attempts += 1
-            details = {**self._where(), 'attempts': attempts}
-            try:
-                resp = self._http.post(self.base_url + self.path, headers=self._headers(key), json=payload)
-                if resp.status_code == 200: break
-                err = self._error_from_status(resp, key, details)
-            except httpx.TimeoutException as e: err = GenerationError('timeout', {**details, 'cause': type(e).__name__, 'timeout_s': self.timeout})
-            except httpx.TransportError as e: err = GenerationError('network', {**details, 'cause': type(e).__name__})
-            wait = self._retry_wait(err, attempts)
-            if wait is None:
-                err.details['llm_ms'] = _ms_since(t0)
-                raise err from None
-            _log.info('%s %s: %s (status %s); retrying in %.2f s', self.provider, self.model, err.kind, err.details.get('status'), wait)
-            time.sleep(wait)
+        t0 = time.perf_counter_ns()
+        try:
+            resp, attempts = post_with_retry(lambda: self._http.post(self.base_url + self.path, headers=self._headers(key), json=payload),
+                                             lambda failure, n: self._error_for(failure, key, n), self._retry_wait,
+                                             f'{self.provider} {self.model}')
+        except GenerationError as err:
+            err.details['llm_ms'] = _ms_since(t0)
+            raise err from None
+        details = {**self._where(), 'attempts': attempts}
         llm_ms, t1 = _ms_since(t0), time.perf_counter_ns()
         try:
             text, data, finish, usage = self._read(resp.json(), schema)

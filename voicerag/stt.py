@@ -11,7 +11,7 @@ from typing import Mapping, Protocol, runtime_checkable
 import httpx
 import numpy as np
 from .core import Config, DataError, VoiceragError
-from .generate import _redact, kind_for_status, parse_retry_after
+from .generate import _redact, kind_for_status, parse_retry_after, post_with_retry, retry_delay
 
 _log = logging.getLogger(__name__)
 
@@ -337,28 +337,22 @@ class _RemoteTranscriber:
 
     def _retry_wait(self, err:STTError, attempts:int) -> float|None:
         "Seconds to wait before the next attempt, or None to give up now."
-        if attempts > self.retries or not err.retryable: return None
-        if err.reason != 'rate_limited' or err.details.get('retry_after') is None: return self.backoff
-        wait = err.details['retry_after']
-        return wait if wait <= self.max_retry_wait else None
+        return retry_delay(err.retryable, err.reason == 'rate_limited', err.details.get('retry_after'), attempts,
+                           self.retries, self.backoff, self.max_retry_wait)
+
+    def _error_for(self, failure, key:str, attempts:int) -> STTError:
+        "The error of one failed attempt: an HTTP reply that is not 200, or a timeout or transport exception."
+        details = {'provider': self.name, 'model': self.model, 'attempts': attempts}
+        if isinstance(failure, httpx.Response): return self._status_error(failure, key, details)
+        if isinstance(failure, httpx.TimeoutException):
+            return STTError('timeout', f'the speech service ({self.service}) did not answer within {self.timeout:g} s', {**details, 'cause': type(failure).__name__})
+        return STTError('network', f'the speech service ({self.service}) could not be reached', {**details, 'cause': type(failure).__name__})
 
     def _post(self, key:str, files:dict, data:dict) -> tuple[httpx.Response, int]:
-        attempts = 0
-        while True:
-            attempts += 1
-            details = {'provider': self.name, 'model': self.model, 'attempts': attempts}
-            try:
-                resp = self._http.post(self.base_url + self.path, headers=self._headers(key), files=files, data=data)
-                if resp.status_code == 200: return resp, attempts
-                err = self._status_error(resp, key, details)
-            except httpx.TimeoutException as e:
-                err = STTError('timeout', f'the speech service ({self.service}) did not answer within {self.timeout:g} s', {**details, 'cause': type(e).__name__})
-            except httpx.TransportError as e:
-                err = STTError('network', f'the speech service ({self.service}) could not be reached', {**details, 'cause': type(e).__name__})
-            wait = self._retry_wait(err, attempts)
-            if wait is None: raise err from None
-            _log.info('%s: %s (status %s); retrying in %.2f s', self.name, err.reason, err.details.get('status'), wait)
-            time.sleep(wait)
+        try:
+            return post_with_retry(lambda: self._http.post(self.base_url + self.path, headers=self._headers(key), files=files, data=data),
+                                   lambda failure, n: self._error_for(failure, key, n), self._retry_wait, self.name)
+        except STTError as err: raise err from None
 
     def transcribe(self, audio:bytes, lang:str|None=None) -> Transcript:
         "Transcribe `audio` in `lang` ('hi', 'en'), or let the service detect the language when `lang` is None."
