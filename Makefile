@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv install sysdeps export clean-nbs test test-nbs test-py test-slow demo demo-text eval readme
+.PHONY: venv install sysdeps export clean-nbs test test-nbs test-py test-slow demo demo-text eval lab readme
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,12 @@ demo-text: install
 # every number of the README: writes nbs/eval_results.json (about a minute once the indexes exist)
 eval: install
 	$(BIN)/voicerag-eval
+
+# JupyterLab on 127.0.0.1 in nbs/, to read and rerun the notebooks: no browser is opened; open the URL it prints
+# (it carries the access token). Ctrl-C stops it. Jupyter refuses to run as root unless told (containers, CI).
+ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+lab: install
+	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --ServerApp.root_dir=nbs $(ALLOW_ROOT)
 
 # README.md is rendered from nbs/index.ipynb (nbdev_readme needs Quarto, which is not available here)
 readme: install

@@ -30,6 +30,7 @@ setuptools.setup(
     url=cfg['git_url'],
     packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data=True,
+    package_data={cfg['lib_path']: ['models/*.npz', 'models/*.json']},   # the reader's adapters and the answerability model
     install_requires=split_reqs('requirements'),
     extras_require={'dev': split_reqs('dev_requirements')},
     python_requires='>=' + cfg['min_python'],

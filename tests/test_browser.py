@@ -11,9 +11,9 @@ CHROMIUM = Path('/usr/bin/chromium')
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason='Debian chromium is not installed (`make sysdeps` installs it)')
 
 QUESTION = 'How many points did the Panthers defense surrender?'       # XQuAD; the default index answers it
-ANSWER = '308 points'                                                  # inside the quoted answer span
+ANSWER, CONTEXT = '308', '308 points'                                  # the short answer, and what its sentence says around it
 CITED = 'xquad/00/0@en'
-HINDI_QUESTION, HINDI_ANSWER = 'पैंथर्स डिफेंस ने कितने अंक दिए?', '308 अंक'
+HINDI_QUESTION, HINDI_CONTEXT = 'पैंथर्स डिफेंस ने कितने अंक दिए?', '308 अंक'
 PAGE_READY_MS = 120_000        # a page load starts a kernel that loads the index and warms the models up
 ANSWER_MS = 60_000
 
@@ -111,32 +111,38 @@ def _record(page, seconds:float):
     page.wait_for_timeout(int(seconds * 1000))
     page.click('.vr-record')
 
-def _shows_answer(page, answer:str, cited:str):
+def _shows_answer(page, answer:str, context:str, cited:str):
+    "A short answer: `answer` large, its sentence holding `context` with the answer marked, the passage `cited` with the same mark."
     from playwright.sync_api import expect
     expect(page.locator('.vr-state')).to_have_text('answered')
-    expect(page.locator('.vr-answer-text')).to_contain_text(answer)
+    expect(page.locator('.vr-answer-short')).to_contain_text(answer)
+    expect(page.locator('.vr-context')).to_contain_text(context)               # the sentence around the answer
+    expect(page.locator('.vr-context mark')).to_contain_text(answer)           # with the answer marked in it
     expect(page.locator('.vr-citation mark')).to_contain_text(answer)          # the quoted span, marked in its passage
+    expect(page.locator('.vr-citation .vr-passage-context')).to_contain_text(context)
     expect(page.locator('.vr-cite-head')).to_contain_text(cited)
+    short, sentence, marked = (page.inner_text(s).strip() for s in ('.vr-answer-short', '.vr-context', '.vr-context mark'))
+    assert marked == short and len(short) < len(sentence), (short, sentence)   # the mark is the answer; the answer is short
 
 
 def test_typed_questions(page):
     page.fill('.vr-question input', QUESTION)
     page.click('.vr-ask')
     first = _wait_for_result(page)
-    _shows_answer(page, ANSWER, CITED)
+    _shows_answer(page, ANSWER, CONTEXT, CITED)
     latency = page.inner_text('.vr-latency')
     assert 'answer path' in latency and 'speech to text' not in latency, latency
 
     page.fill('.vr-question input', HINDI_QUESTION)
     page.click('.vr-ask')
     _wait_for_result(page, first)
-    _shows_answer(page, HINDI_ANSWER, CITED.replace('@en', '@hi'))
+    _shows_answer(page, ANSWER, HINDI_CONTEXT, CITED.replace('@en', '@hi'))
 
 def test_spoken_question(page, spoken_question):
     _record(page, _seconds(spoken_question) + 0.5)
     _wait_for_result(page)
     assert 'points' in page.inner_text('.vr-heard').lower()
-    _shows_answer(page, ANSWER, CITED)
+    _shows_answer(page, ANSWER, CONTEXT, CITED)
     latency = page.inner_text('.vr-latency')
     assert latency.index('speech to text') < latency.index('answer path'), latency     # stt drawn apart from the answer path
 

@@ -29,6 +29,7 @@ def test_same_system_as_committed(committed, fresh):
     assert fresh['config'] == committed['config'], 'the committed results were measured with another configuration'
     assert fresh['reranker'] == committed['reranker'], 'the committed results were measured with another re-ranker'
     assert fresh['abstainer'] == committed['abstainer'], 'the committed results were measured with another abstainer'
+    assert fresh['answerer'] == committed['answerer'], 'the committed results were measured with another reader or answerability model'
 
 
 def test_no_headline_drifted_below_its_interval(committed, fresh):

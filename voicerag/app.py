@@ -7,7 +7,7 @@ from __future__ import annotations
 import html, os, time
 import anywidget, traitlets
 import ipywidgets as widgets
-from .core import Config, Result, State, VoiceragError
+from .core import Config, Result, State, VoiceragError, answer_in_context
 
 # %% auto #0
 __all__ = ['RECORDER_ESM', 'EXTERNAL_STAGES', 'STYLE', 'LANGUAGES', 'WARM_UP_QUESTION', 'Recorder', 'answer_html',
@@ -105,7 +105,7 @@ def _lang_attr(text:str) -> str:
     return ' lang="hi"' if text and dominant_script(text) == 'devanagari' else ''
 
 def answer_html(result:Result) -> str:
-    "The state, its message, the answer, and for a voice question what was heard."
+    "The state, its message, the answer (a short one large, over its sentence with the answer marked), and for a voice question what was heard."
     esc = html.escape
     parts = []
     if 'transcript' in result.meta:
@@ -115,11 +115,25 @@ def answer_html(result:Result) -> str:
     parts.append(f'<div class="vr-state-line"><span class="vr-state vr-{tone}">{esc(result.state.value)}</span> '
                  f'<span class="vr-message"{_lang_attr(result.message)}>{esc(result.message)}</span></div>')
     if result.answer:
-        parts.append(f'<div class="vr-answer-text"{_lang_attr(result.answer)}>{esc(result.answer)}</div>')
+        split = answer_in_context(result)
+        if split is None: parts.append(f'<div class="vr-answer-text"{_lang_attr(result.answer)}>{esc(result.answer)}</div>')
+        else:
+            before, answer, after = split
+            lang = _lang_attr(result.context)
+            parts.append(f'<div class="vr-answer-text vr-answer-short"{lang}>{esc(result.answer)}</div>')
+            marked = f'{esc(before)}<mark>{esc(answer)}</mark>{esc(after)}' if answer else esc(before)
+            parts.append(f'<div class="vr-context"{lang}>{marked}</div>')
     return '\n'.join(parts)
 
+def _context_span(result:Result, c, text:str) -> tuple[int, int]|None:
+    "The context's offsets in `text` when there is a context to show, its offsets contain citation `c`'s and hold `Result.context`; else None."
+    cc = result.context_citation
+    if not (answer_in_context(result) and cc and c is result.citations[0] and cc.passage_id == c.passage_id): return None
+    if not (0 <= cc.start <= c.start <= c.end <= cc.end <= len(text)) or text[cc.start:cc.end] != result.context: return None
+    return cc.start, cc.end
+
 def citation_html(result:Result, passages:dict) -> str:
-    "Each cited passage with the cited span marked; a citation to an unknown passage says so instead of failing."
+    "Each cited passage with the cited span marked (inside its shaded sentence, for a short answer); a citation to an unknown passage says so instead of failing."
     esc = html.escape
     blocks = []
     for c in result.citations:
@@ -129,9 +143,17 @@ def citation_html(result:Result, passages:dict) -> str:
             continue
         text = passage.text
         title = f'{esc(passage.title)} · ' if passage.title else ''
-        blocks.append(f'<div class="vr-cite"><div class="vr-cite-head">{title}<code>{esc(c.passage_id)}</code> [{c.start}:{c.end}]</div>'
-                      f'<div class="vr-passage"{_lang_attr(text)}>{esc(text[:c.start])}<mark>{esc(text[c.start:c.end])}</mark>'
-                      f'{esc(text[c.end:])}</div></div>')
+        marked = f'<mark>{esc(text[c.start:c.end])}</mark>'
+        span = _context_span(result, c, text)
+        if span is None:
+            where, body = f'[{c.start}:{c.end}]', esc(text[:c.start]) + marked + esc(text[c.end:])
+        else:
+            s, e = span
+            where = f'answer [{c.start}:{c.end}] · context [{s}:{e}]'
+            body = (f'{esc(text[:s])}<span class="vr-passage-context">{esc(text[s:c.start])}{marked}{esc(text[c.end:e])}</span>'
+                    f'{esc(text[e:])}')
+        blocks.append(f'<div class="vr-cite"><div class="vr-cite-head">{title}<code>{esc(c.passage_id)}</code> {where}</div>'
+                      f'<div class="vr-passage"{_lang_attr(text)}>{body}</div></div>')
     return '\n'.join(blocks)
 
 # %% ../nbs/91_app.ipynb #3611ec06
@@ -172,6 +194,10 @@ STYLE = """<style>
 .vr-ok { background: #2e7d32; } .vr-warn { background: #ef6c00; } .vr-fail { background: #c62828; } .vr-refused { background: #616161; }
 .vr-heard { color: #555; margin-bottom: 4px; }
 .vr-answer-text { font-size: 18px; margin: 8px 0; line-height: 1.5; }
+.vr-answer-text.vr-answer-short { font-size: 34px; font-weight: 600; line-height: 1.2; margin: 10px 0 4px; }
+.vr-context { font-size: 16px; color: #333; line-height: 1.5; margin: 0 0 8px; }
+.vr-context mark { background: #fff176; padding: 0 2px; }
+.vr-passage-context { background: #e3f2fd; }
 .vr-cite-head { color: #555; font-size: 12px; margin-top: 6px; }
 .vr-passage { max-height: 190px; overflow-y: auto; border-left: 3px solid #1565c0; padding: 4px 10px; line-height: 1.5; background: #fafafa; }
 .vr-passage mark { background: #fff176; }

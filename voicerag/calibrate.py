@@ -18,10 +18,10 @@ from .rerank import Reranker, rerank_path
 from .text import scripts_of, tokenize
 
 # %% auto #0
-__all__ = ['FEATURES', 'RERANK_FEATURES', 'ABSTENTION_FORMAT', 'RULES', 'CalibrationError', 'ThresholdFit', 'wilson_upper',
-           'fit_threshold', 'evidence_features', 'LogisticAbstainer', 'fit_logistic', 'Abstainer', 'fit_abstainer',
-           'auroc_ci', 'held_out_articles', 'article_of', 'corpus_without', 'calibration_index',
-           'calibration_retriever']
+__all__ = ['FEATURES', 'RERANK_FEATURES', 'QUERY_FEATURES', 'ABSTENTION_FORMAT', 'RULES', 'CalibrationError', 'ThresholdFit',
+           'wilson_upper', 'fit_threshold', 'missing_evidence', 'evidence_features', 'LogisticAbstainer',
+           'fit_logistic', 'Abstainer', 'fit_abstainer', 'auroc_ci', 'held_out_articles', 'article_of',
+           'corpus_without', 'calibration_index', 'calibration_retriever']
 
 # %% ../nbs/11_calibrate.ipynb #58ff949e
 class CalibrationError(VoiceragError):
@@ -79,14 +79,22 @@ def fit_threshold(scores_answerable:Sequence[float], scores_out_of_scope:Sequenc
 
 # %% ../nbs/11_calibrate.ipynb #10db27a0
 FEATURES = ('top_score', 'margin', 'dense_top', 'bm25_top', 'devanagari', 'log_words')
-RERANK_FEATURES = ('rerank_top', 'rerank_margin')       # present when the re-ranker ran (voicerag.rerank)
+RERANK_FEATURES = ('rerank_top', 'rerank_margin')       # numbers where the re-ranker ordered the hits, else None (voicerag.rerank)
+QUERY_FEATURES = {'devanagari': lambda query: float('devanagari' in scripts_of(query)),      # from the query itself:
+                  'log_words': lambda query: math.log1p(len(tokenize(query)))}              # every search has them
+
+def missing_evidence(confidence:Mapping, names:Sequence[str]=FEATURES) -> list[str]:
+    "The features of `names` one search's `confidence` does not carry: absent, None or NaN (never a query feature)."
+    def carried(k):
+        v = confidence.get(k)
+        return v is not None and not (isinstance(v, (float, np.floating)) and math.isnan(v))
+    return [k for k in names if k not in QUERY_FEATURES and not carried(k)]
 
 def evidence_features(confidence:Mapping, query:str, names:Sequence[str]=FEATURES) -> np.ndarray:
     "The features `names` of one search: keys of `Search.confidence`, plus the query's script and length."
-    derived = {'devanagari': lambda: float('devanagari' in scripts_of(query)), 'log_words': lambda: math.log1p(len(tokenize(query)))}
-    missing = [k for k in names if k not in derived and k not in confidence]
+    missing = missing_evidence(confidence, names)
     if missing: raise KeyError(f'confidence lacks {missing}; expected keys of Search.confidence')
-    return np.array([derived[k]() if k in derived else float(confidence[k]) for k in names])
+    return np.array([QUERY_FEATURES[k](query) if k in QUERY_FEATURES else float(confidence[k]) for k in names])
 
 @dataclass
 class LogisticAbstainer:
@@ -149,17 +157,27 @@ class Abstainer:
         if not self.thresholds: raise DataError('an abstainer needs at least one threshold', field='thresholds')
         self.thresholds = {'default': max(self.thresholds.values()), **{k: float(v) for k, v in self.thresholds.items()}}
 
+    @property
+    def features(self) -> tuple:
+        "The evidence the rule reads: the fused top score, or the model's features."
+        return ('top_score',) if self.rule == 'top_score' else tuple(self.model.features)
+
+    def missing(self, confidence:Mapping) -> list[str]:
+        "The features the rule needs that one search's `confidence` lacks (absent, None or NaN); empty when it can be judged."
+        return missing_evidence(confidence, self.features)
+
     def score(self, confidence:Mapping, query:str) -> float:
-        "The rule's score for one search: the fused top score, or P(answerable)."
-        if self.rule == 'top_score': return float(confidence['top_score'])
-        return float(self.model.probability(evidence_features(confidence, query, self.model.features))[0])
+        "The rule's score for one search: the fused top score, or P(answerable); `KeyError` when the search lacks its evidence."
+        x = evidence_features(confidence, query, self.features)
+        return float(x[0]) if self.rule == 'top_score' else float(self.model.probability(x)[0])
 
     def threshold_for(self, lang:str) -> float: return self.thresholds.get(lang, self.thresholds['default'])
 
     def check(self, confidence:Mapping, query:str, lang:str) -> Verdict:
-        "`no_context` when the score is below the asker language's threshold; the facts say which rule, score and threshold."
+        "`no_context` below the asker language's threshold; passed unjudged (`facts['judged']` False) when the search lacks the rule's evidence."
+        if missing := self.missing(confidence): return Verdict(True, facts={'rule': self.rule, 'judged': False, 'missing': missing})
         score, threshold = self.score(confidence, query), self.threshold_for(lang)
-        facts = {'rule': self.rule, 'score': round(score, 4), 'threshold': round(threshold, 4)}
+        facts = {'rule': self.rule, 'judged': True, 'score': round(score, 4), 'threshold': round(threshold, 4)}
         if score < threshold: return Verdict(False, 'no_context', 'The best passage does not match the question well enough.', facts)
         return Verdict(True, facts=facts)
 
@@ -218,13 +236,13 @@ def corpus_without(corpus, articles, name:str) -> Corpus:
 def calibration_index(config, encoder, corpus=None, seed:int=0, progress:bool=True):
     "The served corpus without the held-out XQuAD articles, indexed with `config`; loaded when already built and current."
     from voicerag.data import default_corpus, load_xquad
-    from voicerag.index import _corpus_checksum, build_index, load_index, repo_path, save_index
+    from voicerag.index import build_index, load_index, repo_path, save_index
     held = held_out_articles(load_xquad(('en',)).queries, seed)
     kept = corpus_without(corpus if corpus is not None else default_corpus(), held, f'{config.index_name}-held-out')
     folder = repo_path(config.index_dir)/kept.name
     if (folder/'manifest.json').exists():
         index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
-        if index.manifest['corpus']['checksum'] == _corpus_checksum(sorted(kept, key=lambda p: p.id)): return index
+        if index.manifest['corpus']['checksum'] == kept.checksum(): return index
     index = build_index(kept, encoder, config, name=kept.name, progress=progress)
     save_index(index, folder)
     return index

@@ -6,13 +6,13 @@
 from __future__ import annotations
 import argparse, json, os, signal, socket, subprocess, sys, time
 from pathlib import Path
-from .core import Config, Result, VoiceragError
+from .core import Config, Result, VoiceragError, answer_in_context
 from .data import default_corpus, load_default, describe
 
 # %% auto #0
-__all__ = ['DEMO_QUESTIONS', 'DEMO_NOTEBOOK', 'corpus_summary', 'build_default_index', 'ensure_index', 'build', 'load_pipeline',
-           'format_result', 'ask', 'text_demo', 'free_port', 'voila_command', 'voila_env', 'wait_for_port',
-           'prepare_demo', 'serve_demo', 'stop_server', 'demo']
+__all__ = ['DEMO_QUESTIONS', 'DEMO_NOTEBOOK', 'corpus_summary', 'buildable_index_path', 'build_default_index', 'ensure_index',
+           'build', 'load_pipeline', 'mark_answer', 'format_result', 'ask', 'text_demo', 'free_port', 'voila_command',
+           'voila_env', 'wait_for_port', 'prepare_demo', 'serve_demo', 'stop_server', 'demo']
 
 # %% ../nbs/19_cli.ipynb #fd4e4991
 def _table(rows:list[dict]) -> str:
@@ -42,19 +42,30 @@ def _config_parser(prog:str, description:str) -> argparse.ArgumentParser:
     return parser
 
 # %% ../nbs/19_cli.ipynb #0f91156e
+def buildable_index_path(config:Config) -> Path:
+    "The folder of the index `config` names, when `voicerag-build` can build it (the default corpus); else a `VoiceragError`."
+    from voicerag.index import index_path
+    folder = index_path(config)
+    if config.index_name != Config.index_name:                  # 'default': the one corpus voicerag-build knows
+        state = 'exists' if folder.is_dir() else 'is missing'
+        raise VoiceragError(f'index {config.index_name!r} {state} at {folder}, and only the default corpus can be built by '
+                            f'voicerag-build today (index_name {Config.index_name!r}): build this index with voicerag.index.build_index')
+    return folder
+
 def build_default_index(config:Config, progress:bool=True) -> Path:
-    "Build and save the index `config` names over the default corpus; returns its folder."
+    "Build and save the default corpus's index (`config.index_name` must be 'default'); returns its folder."
     from voicerag.encoders import make_encoder
-    from voicerag.index import build_index, index_path, save_index
+    from voicerag.index import build_index, save_index
+    folder = buildable_index_path(config)
     encoder = make_encoder(config.encoder)
-    index = build_index(default_corpus(), encoder, config, progress=progress)
-    return save_index(index, index_path(config))
+    return save_index(build_index(default_corpus(), encoder, config, progress=progress), folder)
 
 def ensure_index(config:Config) -> Path:
-    "The folder of the index `config` names, built first (once, and announced) when it is missing."
+    "The folder of the index `config` names, the default index built first (once, and announced) when it is missing."
     from voicerag.index import index_path
     folder = index_path(config)
     if not (folder/'manifest.json').exists():
+        buildable_index_path(config)
         print(f'building the index at {folder} (once) ...', file=sys.stderr)
         build_default_index(config)
     return folder
@@ -76,17 +87,36 @@ def load_pipeline(config:Config):
     from voicerag.encoders import make_encoder
     from voicerag.index import index_path, load_index
     from voicerag.pipeline import served_pipeline
+    folder = index_path(config)
+    if not folder.is_dir(): buildable_index_path(config)         # a missing index other than the default: say what to do
     encoder = make_encoder(config.encoder, cache_size=config.query_cache_size)
-    index = load_index(index_path(config), encoder_name=encoder.name, dense_backend=config.dense_backend)
+    index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
     return served_pipeline(index, encoder, config)
 
-def format_result(result:Result, passages:dict|None=None) -> str:
-    "A human-readable account of a `Result`."
+def mark_answer(parts:tuple[str, str, str], bold:bool=False) -> str:
+    "The context sentence with its answer marked: »answer«, or ANSI bold for a terminal."
+    before, answer, after = parts
+    if not answer: return before
+    return before + (f'\x1b[1m{answer}\x1b[0m' if bold else f'»{answer}«') + after
+
+def _bold() -> bool:
+    "Whether stdout is a terminal that may get ANSI bold (https://no-color.org)."
+    return sys.stdout.isatty() and not os.environ.get('NO_COLOR')
+
+def format_result(result:Result, passages:dict|None=None, bold:bool=False) -> str:
+    "A human-readable account of a `Result`: the answer, its sentence with the answer marked, the citations with offsets."
     lines = [f'state     {result.state.value}', f'message   {result.message}']
     if result.answer: lines.append(f'answer    {result.answer}')
-    for c in result.citations:
+    parts = answer_in_context(result)
+    if parts: lines.append(f'context   {mark_answer(parts, bold)}')
+    cc = result.context_citation if parts else None
+    for i, c in enumerate(result.citations):
         title = f' ({passages[c.passage_id].title})' if passages and c.passage_id in passages and passages[c.passage_id].title else ''
-        lines.append(f'citation  {c.passage_id}{title} [{c.start}:{c.end}]')
+        where = f'[{c.start}:{c.end}]'
+        if i == 0 and cc and cc.passage_id == c.passage_id: where = f'answer [{c.start}:{c.end}], context [{cc.start}:{cc.end}]'
+        lines.append(f'citation  {c.passage_id}{title} {where}')
+    if cc and not (result.citations and cc.passage_id == result.citations[0].passage_id):
+        lines.append(f'citation  {cc.passage_id} context [{cc.start}:{cc.end}]')
     lines.append('timings   ' + ', '.join(f'{k} {v:.2f} ms' for k, v in result.timings.items()))
     return '\n'.join(lines)
 
@@ -101,7 +131,7 @@ def ask(argv:list[str]|None=None) -> int:
         pipeline = load_pipeline(Config.load(args.config))
         result = pipeline.ask(args.question, args.lang)
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) if args.json
-              else format_result(result, pipeline.retriever.index.passages))
+              else format_result(result, pipeline.retriever.index.passages, _bold()))
     return _run(main)
 
 # %% ../nbs/19_cli.ipynb #d48b78da
@@ -117,7 +147,7 @@ def text_demo(config:Config):
     print('voicerag default data (data/)\n\n' + corpus_summary() + '\n')
     pipeline = load_pipeline(config)
     for q in DEMO_QUESTIONS:
-        print(f'\n> {q}\n' + format_result(pipeline.ask(q), pipeline.retriever.index.passages))
+        print(f'\n> {q}\n' + format_result(pipeline.ask(q), pipeline.retriever.index.passages, _bold()))
 
 def free_port(port:int=0) -> int:
     "`port` if it is free on 127.0.0.1 right now, else a `VoiceragError`; `port=0`: any free port."

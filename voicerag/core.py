@@ -12,8 +12,8 @@ from enum import Enum
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['VoiceragError', 'DataError', 'Passage', 'Chunk', 'Hit', 'Citation', 'Answer', 'State', 'Result', 'StageTimer',
-           'atomic_write', 'atomic_write_json', 'Config']
+__all__ = ['VoiceragError', 'DataError', 'Passage', 'Chunk', 'Hit', 'Citation', 'Answer', 'State', 'Result', 'answer_in_context',
+           'StageTimer', 'atomic_write', 'atomic_write_json', 'Config']
 
 # %% ../nbs/00_core.ipynb #af712942
 class VoiceragError(Exception):
@@ -95,6 +95,8 @@ class Answer:
     citations: list[Citation] = field(default_factory=list)
     lang: str = ''
     meta: dict = field(default_factory=dict)
+    context: Citation|None = None         # the verbatim sentence around a short answer: passage.text[start:end]
+    context_text: str = ''
 
 # %% ../nbs/00_core.ipynb #983f4c98
 class State(str, Enum):
@@ -105,6 +107,7 @@ class State(str, Enum):
     refused_no_context = 'refused_no_context'  # nothing above the retrieval threshold
     refused_ambiguous  = 'refused_ambiguous'   # good scores, no separation between candidates
     refused_ungrounded = 'refused_ungrounded'  # an answer was produced but failed verification
+    refused_unanswerable = 'refused_unanswerable'  # on topic, but the evidence does not answer this question
     stt_failed         = 'stt_failed'          # transcription failed (voice path)
     error              = 'error'               # unexpected internal failure
 
@@ -121,12 +124,25 @@ class Result:
     confidence: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)   # ms per stage
     meta: dict = field(default_factory=dict)
+    context: str|None = None              # the sentence around the (short) answer, verbatim
+    context_citation: Citation|None = None  # where `context` is: passage.text[start:end]
 
     def to_dict(self) -> dict:
         "A JSON-ready dict (states as their names)."
         d = asdict(self)
         d['state'] = self.state.value
         return d
+
+def answer_in_context(result:Result) -> tuple[str, str, str]|None:
+    "`Result.context` split around the answer as `(before, answer, after)` (answer '' when the sentence lacks it); None: no context to show."
+    answer, context, cc = result.answer, result.context, result.context_citation
+    if not answer or not context or context == answer: return None
+    c = result.citations[0] if result.citations else None
+    if c and cc and c.passage_id == cc.passage_id and cc.start <= c.start <= c.end <= cc.end:
+        i, j = c.start - cc.start, c.end - cc.start
+        if context[i:j] == answer: return context[:i], answer, context[j:]
+    i = context.find(answer)
+    return (context[:i], answer, context[i + len(answer):]) if i >= 0 else (context, '', '')
 
 # %% ../nbs/00_core.ipynb #b8b2279b
 class StageTimer:
@@ -188,6 +204,7 @@ class Config:
     stt: str = 'whisper'                   # speech-to-text provider: 'whisper' (local), 'sarvam', 'elevenlabs', 'mock'
     whisper_model: str = ''                # faster-whisper model name or folder; '' = whisper-base from PyPI (offline)
     max_audio_seconds: float = 30.0        # longer recordings end in stt_failed
+    reader: bool = True                    # short answers and the answerability stage (voicerag.reader, voicerag.answerability)
 
     @classmethod
     def load(cls, toml_path=None, env:dict|None=None) -> 'Config':

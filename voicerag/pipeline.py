@@ -6,10 +6,12 @@
 from __future__ import annotations
 import time
 from dataclasses import dataclass, field
-from .core import Answer, Result, StageTimer, State, VoiceragError
+from .core import Answer, Citation, Result, StageTimer, State, VoiceragError
 from .text import dominant_script
-from .guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval, load_thresholds
+from .guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval
 from .extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
+from .reader import Reader, reader_path
+from .answerability import Answerability, answer_features, answerability_path, context_of
 from .generate import GenerationError, Unanswerable, generate_grounded, generate_open
 import hashlib, json, warnings
 from pathlib import Path
@@ -19,7 +21,7 @@ from .rerank import Reranker, RerankingRetriever, rerank_path
 
 # %% auto #0
 __all__ = ['MESSAGES', 'GUARDRAIL_MESSAGES', 'message_for', 'asker_language', 'Pipeline', 'calibration_path', 'serving_retriever',
-           'reranker_fingerprint', 'load_abstainer', 'served_pipeline']
+           'reranker_fingerprint', 'load_abstainer', 'load_reader', 'served_pipeline']
 
 # %% ../nbs/16_pipeline.ipynb #ff611cae
 MESSAGES = {
@@ -31,6 +33,8 @@ MESSAGES = {
                                'hi': 'मुझे यह मेरे पास मौजूद दस्तावेज़ों में नहीं मिला, इसलिए मैं अनुमान नहीं लगाऊँगा।'},
     State.refused_ambiguous: {'en': 'Several documents match this question equally well. Please make it more specific.',
                               'hi': 'कई दस्तावेज़ इस प्रश्न से समान रूप से मेल खाते हैं। कृपया प्रश्न को और स्पष्ट करें।'},
+    State.refused_unanswerable: {'en': "The documents discuss this, but none of them answers this exact question, so I won't guess.",
+                                 'hi': 'दस्तावेज़ों में इस विषय की चर्चा है, पर इस सवाल का सटीक उत्तर उनमें नहीं है, इसलिए मैं अनुमान नहीं लगाऊँगा।'},
     State.refused_ungrounded: {'en': 'I found a possible answer but could not verify it against the source, so I am not showing it.',
                                'hi': 'मुझे एक संभावित उत्तर मिला, पर स्रोत से उसकी पुष्टि नहीं हो सकी, इसलिए मैं उसे नहीं दिखा रहा हूँ।'},
     State.stt_failed: {'en': 'I could not understand the audio. Please try speaking again.',
@@ -65,7 +69,7 @@ def asker_language(text:str, hint:str|None=None) -> str:
 class Pipeline:
     "Question in, `Result` out: guard, retrieve, guard, answer, verify."
     retriever: object                          # voicerag.index.Retriever
-    thresholds: Thresholds = field(default_factory=load_thresholds)
+    thresholds: Thresholds = field(default_factory=Thresholds)
     mode: str = 'extractive'                   # or 'generative'
     llm: object = None                         # an LLMClient, for generative mode
     open_llm: object = None                    # an LLMClient for the open-knowledge fallback; None disables it
@@ -73,6 +77,8 @@ class Pipeline:
     generative_passages: int = 3
     abstainer: object = None                   # a calibrated voicerag.calibrate.Abstainer; None: the floor of `thresholds` only
     transcriber: object = None                 # the default speech-to-text provider of `ask_audio`
+    reader: object = None                      # a voicerag.reader.Reader: the short answer inside the chosen sentence's window
+    answerability: object = None               # a voicerag.answerability.Answerability: declines answers that do not answer
 
     def __post_init__(self):
         if self.mode not in ('extractive', 'generative'): raise ValueError(f"mode must be 'extractive' or 'generative', got {self.mode!r}")
@@ -95,10 +101,11 @@ class Pipeline:
         timings = dict(timer.ms)
         meta['pipeline_ms'] = sum(v for k, v in timings.items() if k not in ('llm', 'stt'))
         grounded = state == State.answered
-        return Result(state, answer.text if answer is not None and state in (State.answered, State.answered_open_llm) else None,
-                      message or message_for(state, lang, verdict),
+        shown = answer is not None and state in (State.answered, State.answered_open_llm)
+        return Result(state, answer.text if shown else None, message or message_for(state, lang, verdict),
                       list(answer.citations) if answer is not None and grounded else [],
-                      grounded, lang, dict(confidence or {}), timings, meta)
+                      grounded, lang, dict(confidence or {}), timings, meta,
+                      answer.context_text if shown and answer.context else None, answer.context if shown else None)
 
     def _ask(self, text:str, lang:str, langs, timer:StageTimer) -> Result:
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
@@ -108,6 +115,7 @@ class Pipeline:
         with timer('guard_post'):
             verdict = check_retrieval(search.confidence, self.thresholds, lang)
             if verdict and self.abstainer is not None: verdict = self.abstainer.check(search.confidence, text, lang)
+        abstained = {'abstainer': verdict.facts if self.abstainer is not None else {'rule': 'floor'}}     # which rule judged, if any
         if not verdict:
             if verdict.reason == 'no_context': return self._fallback(text, lang, timer, search.confidence, verdict)
             return self._finish(verdict.state, lang, timer, verdict=verdict, confidence=search.confidence)
@@ -115,13 +123,23 @@ class Pipeline:
         except GenerationError as e: return self._generation_failed(e, lang, timer, search.confidence)
         if isinstance(answer, Unanswerable) or answer is None:
             return self._fallback(text, lang, timer, search.confidence, None, {'answerer': 'passages hold no answer'})
+        confidence = {**search.confidence, **({'answerability': answer.meta['answerability']} if 'answerability' in answer.meta else {})}
+        with timer('answerable'): verdict = self._answerable(answer, lang)
+        if not verdict: return self._finish(State.refused_unanswerable, lang, timer, answer, verdict=verdict, confidence=confidence, meta=abstained)
         with timer('verify'):
             cited = [self.retriever.index.passages[c.passage_id].text for c in answer.citations]
             verdict = check_grounding(answer.text, cited, self.thresholds.min_coverage) if cited else \
                       Verdict(False, 'low_coverage', 'the answer cites no passage')
-        if not verdict: return self._finish(State.refused_ungrounded, lang, timer, verdict=verdict, confidence=search.confidence,
-                                            meta={'discarded': answer.method})
-        return self._finish(State.answered, lang, timer, answer, confidence=search.confidence)
+        if not verdict: return self._finish(State.refused_ungrounded, lang, timer, verdict=verdict, confidence=confidence,
+                                            meta={'discarded': answer.method, **abstained})
+        return self._finish(State.answered, lang, timer, answer, confidence=confidence, meta=abstained)
+
+    def _answerable(self, answer:Answer, lang:str) -> Verdict:
+        "Declines when the answerability model judges that the short answer does not answer the question."
+        p = answer.meta.get('answerability')
+        if p is None: return Verdict(True)
+        t = self.answerability.threshold_for(lang)
+        return Verdict(True) if p >= t else Verdict(False, 'unanswerable', f'answerability {p:.3f} is below the threshold {t:.3f} for {lang}')
 
     def _answer(self, text:str, lang:str, search, timer:StageTimer):
         "An extractive span from the best hit, or a grounded generation over the top passages."
@@ -131,13 +149,26 @@ class Pipeline:
                 top = search.hits[0]
                 matched = index.passages[top.passage_id]
                 passage = pick_version(index.versions(top.doc_id), lang, matched)
-                return extract_answer(text, passage, search.query_vec, self.retriever.encoder, matched,
-                                      sentence_vectors(index, passage), SEMANTIC_WEIGHT)
+                answer = extract_answer(text, passage, search.query_vec, self.retriever.encoder, matched,
+                                        sentence_vectors(index, passage), SEMANTIC_WEIGHT)
+            if answer is None or self.reader is None: return answer
+            with timer('read'): return self._shorten(text, passage, answer)
         passages = [pick_version(index.versions(h.doc_id), lang, index.passages[h.passage_id])
                     for h in search.hits[:self.generative_passages]]
         t0 = time.perf_counter()
         try: return generate_grounded(self.llm, text, passages, lang)
         finally: timer.ms['llm'] = timer.ms.get('llm', 0.0) + (time.perf_counter() - t0) * 1e3
+
+    def _shorten(self, text:str, passage, answer:Answer) -> Answer:
+        "The reader's short span in the window around the chosen sentence, the sentence around it as context, the answerability signals."
+        reading = self.reader.read(text, passage.text, focus=answer.citations[0].start)
+        if reading is None: return answer
+        a, b = context_of(passage.text, reading.start, reading.end)
+        features = answer_features(text, passage.text, reading)
+        meta = {**answer.meta, 'reader': self.reader.name, 'answer_features': features, 'sentence_span': [answer.citations[0].start, answer.citations[0].end]}
+        if self.answerability is not None: meta['answerability'] = self.answerability.probability(features)
+        return Answer(passage.text[reading.start:reading.end], 'extractive', [Citation(passage.id, reading.start, reading.end, passage.lang)],
+                      passage.lang, meta, Citation(passage.id, a, b, passage.lang), passage.text[a:b])
 
     def _fallback(self, text:str, lang:str, timer:StageTimer, confidence:dict, verdict:Verdict|None, meta:dict|None=None) -> Result:
         "Where the corpus is silent: the open-knowledge answer if enabled, else refused_no_context."
@@ -209,7 +240,14 @@ def load_abstainer(config, retriever, path=None):
         return None
     return abstainer
 
-def served_pipeline(index, encoder, config, transcriber=None) -> Pipeline:
-    "The extractive pipeline as served: re-ranked where the re-ranker wins, calibrated abstention, the configured transcriber."
+def load_reader(config) -> tuple:
+    "The short-answer reader and the answerability model shipped with the package, when `config.reader` (else None, None)."
+    if not config.reader: return None, None
+    return Reader(), Answerability.load()
+
+def served_pipeline(index, encoder, config, transcriber=None, reader=None, answerability=None) -> Pipeline:
+    "The extractive pipeline as served: re-ranked where the re-ranker wins, calibrated abstention, short answers and the answerability stage."
     retriever = serving_retriever(index, encoder, config)
-    return Pipeline(retriever, abstainer=load_abstainer(config, retriever), k=config.top_k, transcriber=transcriber)
+    if reader is None: reader, answerability = load_reader(config)
+    return Pipeline(retriever, abstainer=load_abstainer(config, retriever), k=config.top_k, transcriber=transcriber,
+                    reader=reader, answerability=answerability)

