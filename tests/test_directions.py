@@ -10,7 +10,7 @@ English and Hindi questions, with the served abstainer on: over the small hashin
 trained on it in a second), and over the served default index with its re-ranker (`serving_retriever`) when it is built.
 """
 import pytest
-from voicerag.calibrate import Abstainer
+from voicerag.abstain import Abstainer
 from voicerag.core import Config, Result, State
 from voicerag.data import load_default
 from voicerag.index import index_path

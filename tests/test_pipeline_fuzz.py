@@ -9,7 +9,7 @@ with the shipped reader and answerability model, whose short answer must lie ins
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from voicerag.calibrate import Abstainer
+from voicerag.abstain import Abstainer
 from voicerag.core import Config, Result, State
 from voicerag.data import load_default
 from voicerag.answerability import Answerability

@@ -12,7 +12,7 @@ import regex
 import voicerag
 from .core import Citation, DataError, atomic_write_json
 from .text import content_tokens, scripts_of, sentence_spans, tokenize
-from .calibrate import LogisticAbstainer, fit_logistic
+from .abstain import LogisticAbstainer, fit_logistic
 
 # %% auto #0
 __all__ = ['QUESTION_TYPES', 'ANSWER_FEATURES', 'ANSWERABILITY_FORMAT', 'question_type', 'type_mismatch', 'focus_features',

@@ -4,24 +4,18 @@
 
 # %% ../nbs/11_calibrate.ipynb #d8a20be6
 from __future__ import annotations
-import math
 from collections.abc import Mapping, Sequence
-import json
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from dataclasses import asdict, dataclass, replace
 import numpy as np
-from .core import DataError, VoiceragError, atomic_write_json
-from .guardrails import Verdict
+from .core import VoiceragError
+from .abstain import Abstainer, LogisticAbstainer
 from .data import Corpus, load_default, split_groups
 from .metrics import auroc
 from .rerank import Reranker, rerank_path
-from .text import scripts_of, tokenize
 
 # %% auto #0
-__all__ = ['FEATURES', 'RERANK_FEATURES', 'QUERY_FEATURES', 'ABSTENTION_FORMAT', 'RULES', 'CalibrationError', 'ThresholdFit',
-           'wilson_upper', 'fit_threshold', 'missing_evidence', 'evidence_features', 'LogisticAbstainer',
-           'fit_logistic', 'Abstainer', 'fit_abstainer', 'auroc_ci', 'held_out_articles', 'article_of',
-           'corpus_without', 'calibration_index', 'calibration_retriever']
+__all__ = ['CalibrationError', 'ThresholdFit', 'wilson_upper', 'fit_threshold', 'fit_abstainer', 'auroc_ci', 'held_out_articles',
+           'article_of', 'corpus_without', 'calibration_index', 'calibration_retriever']
 
 # %% ../nbs/11_calibrate.ipynb #58ff949e
 class CalibrationError(VoiceragError):
@@ -77,129 +71,7 @@ def fit_threshold(scores_answerable:Sequence[float], scores_out_of_scope:Sequenc
     threshold = float((t + below.max()) / 2) if below.size else float(t)
     return ThresholdFit(True, threshold, float(coverage[best]), float(false[best]), **n)
 
-# %% ../nbs/11_calibrate.ipynb #10db27a0
-FEATURES = ('top_score', 'margin', 'dense_top', 'bm25_top', 'devanagari', 'log_words')
-RERANK_FEATURES = ('rerank_top', 'rerank_margin')       # numbers where the re-ranker ordered the hits, else None (voicerag.rerank)
-QUERY_FEATURES = {'devanagari': lambda query: float('devanagari' in scripts_of(query)),      # from the query itself:
-                  'log_words': lambda query: math.log1p(len(tokenize(query)))}              # every search has them
-
-def missing_evidence(confidence:Mapping, names:Sequence[str]=FEATURES) -> list[str]:
-    "The features of `names` one search's `confidence` does not carry: absent, None or NaN (never a query feature)."
-    def carried(k):
-        v = confidence.get(k)
-        return v is not None and not (isinstance(v, (float, np.floating)) and math.isnan(v))
-    return [k for k in names if k not in QUERY_FEATURES and not carried(k)]
-
-def evidence_features(confidence:Mapping, query:str, names:Sequence[str]=FEATURES) -> np.ndarray:
-    "The features `names` of one search: keys of `Search.confidence`, plus the query's script and length."
-    missing = missing_evidence(confidence, names)
-    if missing: raise KeyError(f'confidence lacks {missing}; expected keys of Search.confidence')
-    return np.array([QUERY_FEATURES[k](query) if k in QUERY_FEATURES else float(confidence[k]) for k in names])
-
-@dataclass
-class LogisticAbstainer:
-    "P(answerable | evidence): a logistic model on standardised `FEATURES`."
-    mean: np.ndarray
-    scale: np.ndarray
-    coef: np.ndarray
-    intercept: float
-    features: tuple = FEATURES
-
-    def probability(self, X) -> np.ndarray:
-        X = np.atleast_2d(np.asarray(X, dtype=float))
-        if X.shape[1] != len(self.features): raise ValueError(f'expected {len(self.features)} features, got {X.shape[1]}')
-        return 1 / (1 + np.exp(-(((X - self.mean) / self.scale) @ self.coef + self.intercept)))
-
-    def to_dict(self) -> dict:
-        return {'features': list(self.features), 'mean': self.mean.tolist(), 'scale': self.scale.tolist(),
-                'coef': self.coef.tolist(), 'intercept': float(self.intercept)}
-
-    @classmethod
-    def from_dict(cls, d:Mapping) -> LogisticAbstainer:
-        try: return cls(*(np.asarray(d[k], dtype=float) for k in ('mean', 'scale', 'coef')), float(d['intercept']), tuple(d['features']))
-        except (KeyError, TypeError, ValueError) as e: raise DataError(f'malformed logistic model: {e!r}', field='meta.logistic.model') from None
-
-def fit_logistic(X_answerable, X_out_of_scope, l2:float=1.0, steps:int=25, features:Sequence[str]=FEATURES) -> LogisticAbstainer:
-    "Fit P(answerable) from the columns `features` by Newton's method with an L2 penalty `l2` on the standardised weights."
-    Xp, Xn = np.atleast_2d(np.asarray(X_answerable, float)), np.atleast_2d(np.asarray(X_out_of_scope, float))
-    if not (len(Xp) and len(Xn)): raise ValueError('fit_logistic needs answerable and out-of-scope examples')
-    if Xp.shape[1] != len(features) or Xn.shape[1] != len(features):
-        raise ValueError(f'fit_logistic got {Xp.shape[1]} and {Xn.shape[1]} columns for {len(features)} features')
-    X, y = np.vstack([Xp, Xn]), np.r_[np.ones(len(Xp)), np.zeros(len(Xn))]
-    mean, scale = X.mean(0), X.std(0)
-    scale[scale == 0] = 1.0                                   # a constant feature stays at 0 after standardising
-    Z = np.c_[(X - mean) / scale, np.ones(len(X))]
-    w, penalty = np.zeros(Z.shape[1]), np.r_[np.full(Z.shape[1] - 1, l2), 0.0]   # the intercept is not penalised
-    for _ in range(steps):
-        p = 1 / (1 + np.exp(-Z @ w))
-        grad = Z.T @ (p - y) + penalty * w
-        hess = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(penalty) + 1e-9 * np.eye(len(w))
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8: break
-    return LogisticAbstainer(mean, scale, w[:-1], float(w[-1]), tuple(features))
-
 # %% ../nbs/11_calibrate.ipynb #05280829
-ABSTENTION_FORMAT = 'voicerag.abstention/1'
-RULES = ('top_score', 'logistic')
-
-@dataclass
-class Abstainer:
-    "Answer or decline from the top result's evidence: one rule, a threshold per asker language, fitted offline."
-    rule: str
-    thresholds: dict                       # asker language -> threshold on the rule's score; 'default' = strictest
-    model: LogisticAbstainer|None = None
-    meta: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        if self.rule not in RULES: raise DataError(f'unknown abstention rule {self.rule!r}; use one of {RULES}', field='rule')
-        if self.rule == 'logistic' and self.model is None: raise DataError('the logistic rule needs its model', field='model')
-        if not self.thresholds: raise DataError('an abstainer needs at least one threshold', field='thresholds')
-        self.thresholds = {'default': max(self.thresholds.values()), **{k: float(v) for k, v in self.thresholds.items()}}
-
-    @property
-    def features(self) -> tuple:
-        "The evidence the rule reads: the fused top score, or the model's features."
-        return ('top_score',) if self.rule == 'top_score' else tuple(self.model.features)
-
-    def missing(self, confidence:Mapping) -> list[str]:
-        "The features the rule needs that one search's `confidence` lacks (absent, None or NaN); empty when it can be judged."
-        return missing_evidence(confidence, self.features)
-
-    def score(self, confidence:Mapping, query:str) -> float:
-        "The rule's score for one search: the fused top score, or P(answerable); `KeyError` when the search lacks its evidence."
-        x = evidence_features(confidence, query, self.features)
-        return float(x[0]) if self.rule == 'top_score' else float(self.model.probability(x)[0])
-
-    def threshold_for(self, lang:str) -> float: return self.thresholds.get(lang, self.thresholds['default'])
-
-    def check(self, confidence:Mapping, query:str, lang:str) -> Verdict:
-        "`no_context` below the asker language's threshold; passed unjudged (`facts['judged']` False) when the search lacks the rule's evidence."
-        if missing := self.missing(confidence): return Verdict(True, facts={'rule': self.rule, 'judged': False, 'missing': missing})
-        score, threshold = self.score(confidence, query), self.threshold_for(lang)
-        facts = {'rule': self.rule, 'judged': True, 'score': round(score, 4), 'threshold': round(threshold, 4)}
-        if score < threshold: return Verdict(False, 'no_context', 'The best passage does not match the question well enough.', facts)
-        return Verdict(True, facts=facts)
-
-    def to_dict(self) -> dict:
-        return {'format': ABSTENTION_FORMAT, 'rule': self.rule, 'thresholds': self.thresholds,
-                'model': self.model.to_dict() if self.model is not None else None, 'meta': self.meta}
-
-    def save(self, path) -> Path: return atomic_write_json(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path) -> Abstainer:
-        "Read an abstainer file; a clear `DataError` naming the file when it cannot be used."
-        path = Path(path)
-        try: obj = json.loads(path.read_text(encoding='utf-8'))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e: raise DataError(f'cannot read abstention file: {e}', path=path) from None
-        if not isinstance(obj, dict) or obj.get('format') != ABSTENTION_FORMAT:
-            raise DataError(f'not an abstention file (expected format {ABSTENTION_FORMAT!r})', path=path, field='format')
-        try:
-            model = LogisticAbstainer.from_dict(obj['model']) if obj.get('model') is not None else None
-            return cls(obj['rule'], dict(obj['thresholds']), model, dict(obj.get('meta') or {}))
-        except (KeyError, TypeError, ValueError) as e: raise DataError(f'malformed abstention file: {e}', path=path) from None
-
 def _require_met(fits:Mapping[str, ThresholdFit], what:str):
     if not fits: raise CalibrationError(f'no {what} fits given')
     failed = {lang: f.reason for lang, f in fits.items() if not f.met}

@@ -15,7 +15,7 @@ from .answerability import Answerability, answer_features, answerability_path, c
 from .generate import GenerationError, Unanswerable, generate_grounded, generate_open
 import hashlib, json, warnings
 from pathlib import Path
-from .calibrate import Abstainer
+from .abstain import Abstainer
 from .index import Retriever, repo_path
 from .rerank import Reranker, RerankingRetriever, rerank_path
 
@@ -75,7 +75,7 @@ class Pipeline:
     open_llm: object = None                    # an LLMClient for the open-knowledge fallback; None disables it
     k: int = 5
     generative_passages: int = 3
-    abstainer: object = None                   # a calibrated voicerag.calibrate.Abstainer; None: the floor of `thresholds` only
+    abstainer: object = None                   # a calibrated voicerag.abstain.Abstainer; None: the floor of `thresholds` only
     transcriber: object = None                 # the default speech-to-text provider of `ask_audio`
     reader: object = None                      # a voicerag.reader.Reader: the short answer inside the chosen sentence's window
     answerability: object = None               # a voicerag.answerability.Answerability: declines answers that do not answer
