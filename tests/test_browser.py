@@ -42,7 +42,8 @@ def silence(tmp_path_factory) -> Path:
 @pytest.fixture(scope='session')
 def server(tmp_path_factory) -> str:
     "`voicerag-demo` on a free loopback port (the default index built first if missing); stopped like a terminal's Ctrl-C."
-    from voicerag.cli import ensure_index, free_port
+    from voicerag.cli import free_port
+    from voicerag.serving import ensure_index
     from voicerag.core import Config
     ensure_index(Config.load())                # ~90 s on a fresh checkout, before any timeout below starts
     port, log = free_port(), tmp_path_factory.mktemp('voila')/'voila.log'

@@ -14,7 +14,8 @@ from voicerag.abstain import Abstainer
 from voicerag.core import Config, Result, State
 from voicerag.data import load_default
 from voicerag.index import index_path
-from voicerag.pipeline import Pipeline, calibration_path, serving_retriever
+from voicerag.pipeline import Pipeline
+from voicerag.serving import calibration_path, serving_retriever
 from voicerag.rerank import (RERANK_CONFIDENCE, CandidateLists, Reranker, RerankingRetriever, collect_lists, direction_key,
                              rerank_path)
 

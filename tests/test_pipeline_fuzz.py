@@ -13,7 +13,8 @@ from voicerag.abstain import Abstainer
 from voicerag.core import Config, Result, State
 from voicerag.data import load_default
 from voicerag.answerability import Answerability
-from voicerag.pipeline import Pipeline, calibration_path
+from voicerag.pipeline import Pipeline
+from voicerag.serving import calibration_path
 from voicerag.reader import Reader
 from voicerag.rerank import CandidateLists, Reranker, RerankingRetriever, collect_lists, rerank_path
 

@@ -283,7 +283,7 @@ def warm_up(pipeline, transcriber):
 
 def demo_app(config:Config|None=None) -> VoiceApp:
     "The demo app over the default index (built first if missing), warmed up."
-    from voicerag.cli import ensure_index, load_pipeline
+    from voicerag.serving import ensure_index, load_pipeline
     config = config or Config.load(os.environ.get('VOICERAG_CONFIG') or None)
     ensure_index(config)
     pipeline, transcriber = load_pipeline(config), make_app_transcriber(config)

@@ -12,6 +12,7 @@ from .abstain import Abstainer, LogisticAbstainer
 from .data import Corpus, load_default, split_groups
 from .metrics import auroc
 from .rerank import Reranker, rerank_path
+from .serving import serving_retriever
 
 # %% auto #0
 __all__ = ['CalibrationError', 'ThresholdFit', 'wilson_upper', 'fit_threshold', 'fit_abstainer', 'auroc_ci', 'held_out_articles',
@@ -121,7 +122,6 @@ def calibration_index(config, encoder, corpus=None, seed:int=0, progress:bool=Tr
 
 def calibration_retriever(config, encoder, progress:bool=True):
     "The served retriever (re-ranker included) over `calibration_index`: what the abstainer is fitted and judged on."
-    from voicerag.pipeline import serving_retriever           # the pipeline builds on this module: imported when used
     index = calibration_index(config, encoder, progress=progress)
     reranker = None
     if config.rerank and rerank_path(config).exists():

@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse, json, os, signal, socket, subprocess, sys, time
 from pathlib import Path
 from .core import Config, Result, VoiceragError, answer_in_context
-from .data import default_corpus, load_default, describe
+from .data import load_default, describe
 
 # %% auto #0
-__all__ = ['DEMO_QUESTIONS', 'DEMO_NOTEBOOK', 'corpus_summary', 'buildable_index_path', 'build_default_index', 'ensure_index',
-           'build', 'load_pipeline', 'mark_answer', 'format_result', 'ask', 'text_demo', 'free_port', 'voila_command',
-           'voila_env', 'wait_for_port', 'prepare_demo', 'serve_demo', 'stop_server', 'demo']
+__all__ = ['DEMO_QUESTIONS', 'DEMO_NOTEBOOK', 'corpus_summary', 'build', 'mark_answer', 'format_result', 'ask', 'text_demo',
+           'free_port', 'voila_command', 'voila_env', 'wait_for_port', 'prepare_demo', 'serve_demo', 'stop_server',
+           'demo']
 
 # %% ../nbs/19_cli.ipynb #fd4e4991
 def _table(rows:list[dict]) -> str:
@@ -42,38 +42,11 @@ def _config_parser(prog:str, description:str) -> argparse.ArgumentParser:
     return parser
 
 # %% ../nbs/19_cli.ipynb #0f91156e
-def buildable_index_path(config:Config) -> Path:
-    "The folder of the index `config` names, when `voicerag-build` can build it (the default corpus); else a `VoiceragError`."
-    from voicerag.index import index_path
-    folder = index_path(config)
-    if config.index_name != Config.index_name:                  # 'default': the one corpus voicerag-build knows
-        state = 'exists' if folder.is_dir() else 'is missing'
-        raise VoiceragError(f'index {config.index_name!r} {state} at {folder}, and only the default corpus can be built by '
-                            f'voicerag-build today (index_name {Config.index_name!r}): build this index with voicerag.index.build_index')
-    return folder
-
-def build_default_index(config:Config, progress:bool=True) -> Path:
-    "Build and save the default corpus's index (`config.index_name` must be 'default'); returns its folder."
-    from voicerag.encoders import make_encoder
-    from voicerag.index import build_index, save_index
-    folder = buildable_index_path(config)
-    encoder = make_encoder(config.encoder)
-    return save_index(build_index(default_corpus(), encoder, config, progress=progress), folder)
-
-def ensure_index(config:Config) -> Path:
-    "The folder of the index `config` names, the default index built first (once, and announced) when it is missing."
-    from voicerag.index import index_path
-    folder = index_path(config)
-    if not (folder/'manifest.json').exists():
-        buildable_index_path(config)
-        print(f'building the index at {folder} (once) ...', file=sys.stderr)
-        build_default_index(config)
-    return folder
-
 def build(argv:list[str]|None=None) -> int:
     "`voicerag-build`: index the vendored corpus with the configured encoder and chunkers."
     args = _config_parser('voicerag-build', build.__doc__).parse_args(argv)
     def main():
+        from voicerag.serving import build_default_index         # imported when run: `--help` and bad arguments answer at once
         config = Config.load(args.config)
         t0 = time.perf_counter()
         folder = build_default_index(config)
@@ -82,17 +55,6 @@ def build(argv:list[str]|None=None) -> int:
     return _run(main)
 
 # %% ../nbs/19_cli.ipynb #f762ea88
-def load_pipeline(config:Config):
-    "The served pipeline over the index `config` names (built beforehand by `voicerag-build`): re-ranker, calibrated abstainer."
-    from voicerag.encoders import make_encoder
-    from voicerag.index import index_path, load_index
-    from voicerag.pipeline import served_pipeline
-    folder = index_path(config)
-    if not folder.is_dir(): buildable_index_path(config)         # a missing index other than the default: say what to do
-    encoder = make_encoder(config.encoder, cache_size=config.query_cache_size)
-    index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
-    return served_pipeline(index, encoder, config)
-
 def mark_answer(parts:tuple[str, str, str], bold:bool=False) -> str:
     "The context sentence with its answer marked: »answer«, or ANSI bold for a terminal."
     before, answer, after = parts
@@ -128,6 +90,7 @@ def ask(argv:list[str]|None=None) -> int:
     parser.add_argument('--json', action='store_true', help='print the Result as JSON')
     args = parser.parse_args(argv)
     def main():
+        from voicerag.serving import load_pipeline
         pipeline = load_pipeline(Config.load(args.config))
         result = pipeline.ask(args.question, args.lang)
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) if args.json
@@ -144,6 +107,7 @@ DEMO_NOTEBOOK = 'nbs/90_demo.ipynb'
 
 def text_demo(config:Config):
     "The terminal demo: the vendored data, then the answers to `DEMO_QUESTIONS`."
+    from voicerag.serving import load_pipeline
     print('voicerag default data (data/)\n\n' + corpus_summary() + '\n')
     pipeline = load_pipeline(config)
     for q in DEMO_QUESTIONS:
@@ -179,6 +143,7 @@ def wait_for_port(port:int, process:subprocess.Popen, timeout:float=120.0) -> bo
 
 def prepare_demo(config:Config):
     "Build what the app needs and is missing: the index, and the offline Whisper model's files."
+    from voicerag.serving import ensure_index
     ensure_index(config)
     if config.stt == 'whisper':
         from voicerag.stt import resolve_whisper_model
@@ -217,6 +182,7 @@ def demo(argv:list[str]|None=None) -> int:
         nonlocal status
         config = Config.load(args.config)
         if args.text:
+            from voicerag.serving import ensure_index
             ensure_index(config)
             text_demo(config)
         else: status = serve_demo(config, args.config, args.port)

@@ -18,8 +18,9 @@ from .index import DIRECTIONS, MODES, Retriever, index_path, latency_summary, lo
 from .metrics import (answer_precision, auroc, bootstrap_ci, contains_answer, exact_match, paired_bootstrap, risk_coverage,
                               squad_f1, system_aurc, system_risk_coverage)
 from .calibrate import calibration_retriever, held_out_articles
-from .rerank import RerankingRetriever
-from .pipeline import Pipeline, load_abstainer, reranker_fingerprint, served_pipeline
+from .rerank import RerankingRetriever, reranker_fingerprint
+from .pipeline import Pipeline
+from .serving import ensure_index, load_abstainer, served_pipeline
 
 # %% auto #0
 __all__ = ['RESULTS_FORMAT', 'RESULTS_PATH', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVAL_DIRECTIONS', 'ANSWER_STATES',
@@ -70,7 +71,6 @@ class Served:
 
 def load_served(config:Config|None=None, progress:bool=True) -> Served:
     "Load (building it first when missing) the index `config` names, and the pipeline served over it."
-    from voicerag.cli import ensure_index
     config = config or Config()
     ensure_index(config)
     encoder = make_encoder(config.encoder, cache_size=20000)

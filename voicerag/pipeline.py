@@ -10,18 +10,11 @@ from .core import Answer, Citation, Result, StageTimer, State, VoiceragError
 from .text import dominant_script
 from .guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval
 from .extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
-from .reader import Reader, reader_path
-from .answerability import Answerability, answer_features, answerability_path, context_of
+from .answerability import answer_features, context_of
 from .generate import GenerationError, Unanswerable, generate_grounded, generate_open
-import hashlib, json, warnings
-from pathlib import Path
-from .abstain import Abstainer
-from .index import Retriever, repo_path
-from .rerank import Reranker, RerankingRetriever, rerank_path
 
 # %% auto #0
-__all__ = ['MESSAGES', 'GUARDRAIL_MESSAGES', 'message_for', 'asker_language', 'Pipeline', 'calibration_path', 'serving_retriever',
-           'reranker_fingerprint', 'load_abstainer', 'load_reader', 'served_pipeline']
+__all__ = ['MESSAGES', 'GUARDRAIL_MESSAGES', 'message_for', 'asker_language', 'Pipeline']
 
 # %% ../nbs/16_pipeline.ipynb #ff611cae
 MESSAGES = {
@@ -205,49 +198,3 @@ class Pipeline:
         result.meta.update(transcript=transcript.text, stt_lang=getattr(transcript, 'lang', None),
                            stt_provider=getattr(transcript, 'provider', None))
         return result
-
-# %% ../nbs/16_pipeline.ipynb #6786ba77
-def calibration_path(config) -> Path:
-    "Where the abstainer of the index `config` names is kept: `indexes/calibration.json` beside the default index."
-    return repo_path(config.index_dir)/('calibration.json' if config.index_name == 'default' else f'calibration_{config.index_name}.json')
-
-def serving_retriever(index, encoder, config, reranker=None):
-    "A `Retriever` over `index`, wrapped by the re-ranker (`reranker`, or the one saved for the index) when `config.rerank`."
-    retriever = Retriever(index, encoder, config)
-    if not config.rerank: return retriever
-    if reranker is None:
-        if not rerank_path(config).exists(): return retriever
-        reranker = Reranker.load(rerank_path(config), index)
-    return RerankingRetriever(retriever, reranker)
-
-def reranker_fingerprint(retriever) -> str|None:
-    "A digest of the re-ranker's weights and where it applies (None when `retriever` does not re-rank)."
-    reranker = getattr(retriever, 'reranker', None)
-    if reranker is None: return None
-    d = reranker.to_dict()
-    return hashlib.sha256(json.dumps([d['features'], d['weights'], d['mean'], d['std'], d['apply']]).encode()).hexdigest()[:16]
-
-def load_abstainer(config, retriever, path=None):
-    "The abstainer saved for this retriever, or None (with a warning) when there is none or it was fitted for another one."
-    path = Path(path) if path is not None else calibration_path(config)
-    if not path.exists(): return None
-    abstainer = Abstainer.load(path)
-    expected = {'encoder': retriever.encoder.name, 'index': config.index_name, 'reranker': reranker_fingerprint(retriever)}
-    fitted = {k: abstainer.meta.get(k) for k in expected}
-    if fitted != expected:
-        warnings.warn(f'{path.name} was fitted for {fitted}, this pipeline is {expected}: '
-                      'using the default retrieval floor instead; refit it in 11_calibrate')
-        return None
-    return abstainer
-
-def load_reader(config) -> tuple:
-    "The short-answer reader and the answerability model shipped with the package, when `config.reader` (else None, None)."
-    if not config.reader: return None, None
-    return Reader(), Answerability.load()
-
-def served_pipeline(index, encoder, config, transcriber=None, reader=None, answerability=None) -> Pipeline:
-    "The extractive pipeline as served: re-ranked where the re-ranker wins, calibrated abstention, short answers and the answerability stage."
-    retriever = serving_retriever(index, encoder, config)
-    if reader is None: reader, answerability = load_reader(config)
-    return Pipeline(retriever, abstainer=load_abstainer(config, retriever), k=config.top_k, transcriber=transcriber,
-                    reader=reader, answerability=answerability)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_rerank.ipynb #1e80cb3f
 from __future__ import annotations
-import json, math, time, weakref
+import hashlib, json, math, time, weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 import numpy as np
@@ -16,8 +16,8 @@ from .index import IndexLoadError, Search, repo_path
 # %% auto #0
 __all__ = ['RERANK_FORMAT', 'RERANK_CONFIDENCE', 'CandidateFeaturizer', 'featurizer_for', 'candidate_features', 'CandidateLists',
            'query_lang', 'direction_key', 'collect_lists', 'listwise_loss', 'fit_listwise', 'Reranker', 'rerank_hits',
-           'rerank_confidence', 'RerankingRetriever', 'load_reranking_retriever', 'rerank_path', 'list_orders',
-           'list_metrics']
+           'rerank_confidence', 'RerankingRetriever', 'load_reranking_retriever', 'rerank_path', 'reranker_fingerprint',
+           'list_orders', 'list_metrics']
 
 # %% ../nbs/10_rerank.ipynb #456bce0d
 def _numbers(tokens) -> frozenset:
@@ -340,6 +340,13 @@ def load_reranking_retriever(retriever, path, depth:int|None=None) -> RerankingR
 def rerank_path(config) -> Path:
     "Where the re-ranker of the index `config` names is kept: `indexes/rerank.json` beside the default index."
     return repo_path(config.index_dir)/('rerank.json' if config.index_name == 'default' else f'rerank_{config.index_name}.json')
+
+def reranker_fingerprint(retriever) -> str|None:
+    "A digest of the re-ranker's weights and where it applies (None when `retriever` does not re-rank)."
+    reranker = getattr(retriever, 'reranker', None)
+    if reranker is None: return None
+    d = reranker.to_dict()
+    return hashlib.sha256(json.dumps([d['features'], d['weights'], d['mean'], d['std'], d['apply']]).encode()).hexdigest()[:16]
 
 # %% ../nbs/10_rerank.ipynb #d82dfd94
 from .metrics import mrr_at_k, recall_at_k
