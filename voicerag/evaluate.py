@@ -14,7 +14,8 @@ from .data import (NATURAL_KINDS, NATURAL_QUESTIONS_FILE, content_sha256, data_f
                            load_squad2_unanswerable, recorded_sha256, split_dataset)
 from .core import DataError
 from .encoders import make_encoder
-from .index import DIRECTIONS, MODES, Retriever, index_path, latency_summary, load_index, repo_path, run_direction, score_runs
+from .index import MODES, Retriever, index_path, load_index, repo_path
+from .runs import DIRECTIONS, latency_summary, run_direction, score_runs
 from .metrics import (answer_precision, auroc, bootstrap_ci, contains_answer, exact_match, paired_bootstrap, risk_coverage,
                               squad_f1, system_aurc, system_risk_coverage)
 from .calibrate import calibration_retriever, held_out_articles

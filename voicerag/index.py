@@ -21,9 +21,9 @@ from .router import Plan, route
 from threadpoolctl import threadpool_limits
 
 # %% auto #0
-__all__ = ['INDEX_FORMAT', 'MODES', 'DIRECTIONS', 'IndexLoadError', 'repo_root', 'repo_path', 'index_path', 'LangIndex', 'Index',
-           'build_index', 'save_index', 'verify_files', 'load_index', 'Search', 'best_per_doc', 'note_evidence',
-           'merge_best', 'Retriever', 'QueryRun', 'run_direction', 'score_runs', 'summarize_scores', 'latency_summary']
+__all__ = ['INDEX_FORMAT', 'MODES', 'IndexLoadError', 'repo_root', 'repo_path', 'index_path', 'LangIndex', 'Index', 'build_index',
+           'save_index', 'verify_files', 'load_index', 'Search', 'best_per_doc', 'note_evidence', 'merge_best',
+           'Retriever']
 
 # %% ../nbs/09_index.ipynb #a06b9bb4
 class IndexLoadError(VoiceragError):
@@ -320,44 +320,3 @@ class Retriever:
                       'dense_top': float(signal['dense'].scores[0]) if len(signal['dense']) else 0.0,
                       'bm25_top': float(signal['bm25'].scores[0]) if len(signal['bm25']) else 0.0}
         return hits, confidence
-
-# %% ../nbs/09_index.ipynb #1994acca
-from .metrics import bootstrap_ci, fmt_ci, mrr_at_k, recall_at_k
-
-DIRECTIONS = ('en->en', 'hi->hi', 'hi->en', 'en->hi')
-
-@dataclass
-class QueryRun:
-    "One query's ranked documents, confidence and stage timings."
-    qid: str
-    docs: list[str]
-    confidence: dict
-    timings: dict
-
-def run_direction(retriever:Retriever, dataset, direction:str, mode:str='routed', k:int=10, progress:bool=True) -> list[QueryRun]:
-    "Search every judged query of `dataset` in direction 'q->p' (p may join languages: 'en+hi') with `mode`."
-    qlang, plang = direction.split('->')
-    queries = [q for q in dataset.queries if q.lang == qlang and dataset.qrels.relevant(q.id)]
-    runs = []
-    for q in tqdm(queries, desc=f'{dataset.name} {direction} {mode}', disable=not progress, leave=False):
-        s = retriever.search(q.text, k=k, langs=plang.split('+'), mode=mode)
-        runs.append(QueryRun(q.id, [h.doc_id for h in s.hits], s.confidence, s.timings))
-    return runs
-
-def score_runs(runs:list[QueryRun], qrels, ks=(1, 5, 10)) -> dict[str, np.ndarray]:
-    "Per-query Recall@k and MRR@10."
-    out = {f'R@{k}': np.array([recall_at_k(r.docs, qrels[r.qid], k) for r in runs]) for k in ks}
-    out['MRR@10'] = np.array([mrr_at_k(r.docs, qrels[r.qid], 10) for r in runs])
-    return out
-
-def summarize_scores(scores:dict[str, np.ndarray]) -> dict[str, str]:
-    "Each metric as 'mean [low, high]'."
-    return {name: fmt_ci(*bootstrap_ci(v)) for name, v in scores.items()}
-
-def latency_summary(runs:list[QueryRun]) -> dict[str, dict[str, float]]:
-    "P50/P95/P99/max in ms per stage, and for their total."
-    stages = list(dict.fromkeys(s for r in runs for s in r.timings))
-    table = {s: np.array([r.timings.get(s, 0.0) for r in runs]) for s in stages}
-    table['total'] = sum(table.values())
-    return {s: {'P50': float(np.percentile(v, 50)), 'P95': float(np.percentile(v, 95)),
-                'P99': float(np.percentile(v, 99)), 'max': float(v.max())} for s, v in table.items()}
