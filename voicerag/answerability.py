@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import regex
 import voicerag
-from .core import Citation, DataError, atomic_write_json
+from .core import DataError, atomic_write_json
 from .text import content_tokens, scripts_of, sentence_spans, tokenize
 from .abstain import LogisticAbstainer, fit_logistic
 

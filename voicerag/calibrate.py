@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 from .core import VoiceragError
 from .abstain import Abstainer, LogisticAbstainer
-from .data import Corpus, load_default, split_groups
+from .data import Corpus, split_groups
 from .metrics import auroc
 from .rerank import Reranker, rerank_path
 from .serving import serving_retriever

@@ -5,14 +5,14 @@
 # %% ../nbs/13a_reader.ipynb #7b600b42
 from __future__ import annotations
 import hashlib, json, math, random, time, unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import regex
 import voicerag
-from .core import DataError, VoiceragError, atomic_write
+from .core import DataError, atomic_write
 from .data import data_file, load_xquad, read_json, split_dataset, split_groups
-from .encoders import E5_PREFIXES, E5TorchEncoder, dequantize_q4
+from .encoders import E5_PREFIXES, E5TorchEncoder
 
 # %% auto #0
 __all__ = ['SITES', 'word_units', 'Encoded', 'ReaderTokens', 'window_around', 'ReaderWeights', 'weights_digest', 'reader_path',

@@ -4,12 +4,12 @@
 
 # %% ../nbs/10_rerank.ipynb #1e80cb3f
 from __future__ import annotations
-import hashlib, json, math, time, weakref
+import hashlib, json, weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
-from .core import StageTimer, VoiceragError, atomic_write_json
+from .core import StageTimer, atomic_write_json
 from .text import content_tokens, dominant_script, tokenize
 from .index import IndexLoadError, Search, repo_path
 
