@@ -61,8 +61,14 @@ def test_pipeline_result_and_logs_hold_no_key(monkeypatch, caplog):
         client = GroqClient(base_url=server.url + '/openai/v1', timeout=2)
         pipe = Pipeline(retriever, Thresholds(top_score={'default': 0.999}), open_llm=client)
         server.script(GroqAPI.PATH, GroqAPI.ok('An answer from general knowledge.'), GroqAPI.error(401, 'bad key ' + key))
-        results = [pipe.ask('Who won Super Bowl 50?'), pipe.ask('Who won Super Bowl 50?')]
+        question = 'Who won Super Bowl 50? quokka-marker'
+        results = [pipe.ask(question), pipe.ask(question)]
     assert [r.state.value for r in results] == ['answered_open_llm', 'error']
     dumped = json.dumps([r.to_dict() for r in results], ensure_ascii=False, default=str)
     assert key not in dumped and key not in repr(results)
-    assert key not in caplog.text
+    requests = [r for r in caplog.records if r.name == 'voicerag.pipeline' and hasattr(r, 'voicerag')]
+    assert [r.voicerag['state'] for r in requests] == ['answered_open_llm', 'error'], caplog.text    # the logs were captured: the check below is not vacuous
+    assert [r.voicerag['request_id'] for r in requests] == [r.meta['request_id'] for r in results]
+    logged = caplog.text + json.dumps([r.voicerag for r in requests], ensure_ascii=False, default=str)
+    assert key not in logged
+    assert 'quokka-marker' not in logged and results[0].answer not in logged

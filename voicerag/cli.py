@@ -4,15 +4,15 @@
 
 # %% ../nbs/19_cli.ipynb #7e2a9e0a
 from __future__ import annotations
-import argparse, json, os, signal, socket, subprocess, sys, time
+import argparse, json, logging, os, signal, socket, subprocess, sys, time
 from pathlib import Path
 from .core import Config, Result, VoiceragError, answer_in_context
 from .data import load_default, describe
 
 # %% auto #0
-__all__ = ['DEMO_QUESTIONS', 'DEMO_NOTEBOOK', 'corpus_summary', 'build', 'mark_answer', 'format_result', 'ask', 'text_demo',
-           'free_port', 'voila_command', 'voila_env', 'wait_for_port', 'prepare_demo', 'serve_demo', 'stop_server',
-           'demo']
+__all__ = ['LOG_FORMAT', 'DEMO_QUESTIONS', 'DEMO_NOTEBOOK', 'corpus_summary', 'JsonLines', 'configure_logging', 'build',
+           'mark_answer', 'format_result', 'ask', 'text_demo', 'free_port', 'voila_command', 'voila_env',
+           'wait_for_port', 'prepare_demo', 'serve_demo', 'stop_server', 'demo']
 
 # %% ../nbs/19_cli.ipynb #fd4e4991
 def _table(rows:list[dict]) -> str:
@@ -27,8 +27,30 @@ def corpus_summary() -> str:
     "What the vendored default data holds, one row per dataset."
     return _table([describe(ds) for ds in load_default().values()])
 
+class _Stderr(logging.StreamHandler):
+    "A handler writing to whatever `sys.stderr` is when the record comes (tests and notebooks redirect it)."
+    stream = property(lambda self, _sys=sys: _sys.stderr, lambda self, value: None)    # sys bound here: still there at exit
+
+class JsonLines(logging.Formatter):
+    "One JSON object per record: time, level, logger, message, and the structured `voicerag` fields of the record."
+    def format(self, record) -> str:
+        fields = getattr(record, 'voicerag', None)
+        return json.dumps({'time': self.formatTime(record), 'level': record.levelname, 'logger': record.name,
+                           'message': record.getMessage(), **(fields if isinstance(fields, dict) else {})}, ensure_ascii=False, default=str)
+
+LOG_FORMAT = '%(name)s %(levelname)s: %(message)s'
+
+def configure_logging():
+    "The scripts' logging, once per process: stderr, level `VOICERAG_LOG_LEVEL` (default WARNING), `VOICERAG_LOG_FORMAT=json` for JSON lines."
+    level = os.environ.get('VOICERAG_LOG_LEVEL', 'WARNING').upper()
+    if not isinstance(logging.getLevelName(level), int): level = 'WARNING'
+    handler = _Stderr()
+    handler.setFormatter(JsonLines() if os.environ.get('VOICERAG_LOG_FORMAT', '').lower() == 'json' else logging.Formatter(LOG_FORMAT))
+    logging.basicConfig(level=level, handlers=[handler])       # a no-op where logging is configured already
+
 def _run(main) -> int:
-    "Run `main`, turning voicerag's own errors into a one-line message and exit status 2."
+    "Run `main` with logging configured, turning voicerag's own errors into a one-line message and exit status 2."
+    configure_logging()
     try:
         main()
         return 0

@@ -4,7 +4,7 @@
 
 # %% ../nbs/16_pipeline.ipynb #68d61403
 from __future__ import annotations
-import time
+import logging, time, uuid
 from dataclasses import dataclass, field
 from .core import Answer, Citation, Result, StageTimer, State, VoiceragError
 from .text import dominant_script
@@ -14,7 +14,7 @@ from .answerability import answer_features, context_of
 from .generate import GenerationError, Unanswerable, generate_grounded, generate_open
 
 # %% auto #0
-__all__ = ['MESSAGES', 'GUARDRAIL_MESSAGES', 'message_for', 'asker_language', 'Pipeline']
+__all__ = ['MESSAGES', 'GUARDRAIL_MESSAGES', 'REQUEST_LOG_FIELDS', 'message_for', 'asker_language', 'request_record', 'Pipeline']
 
 # %% ../nbs/16_pipeline.ipynb #ff611cae
 MESSAGES = {
@@ -58,6 +58,34 @@ def asker_language(text:str, hint:str|None=None) -> str:
     return 'hi' if isinstance(text, str) and dominant_script(text) == 'devanagari' else 'en'
 
 # %% ../nbs/16_pipeline.ipynb #1df8bf12
+_log = logging.getLogger('voicerag.pipeline')          # __name__ of the module; spelled out so the notebook logs under it too
+
+REQUEST_LOG_FIELDS = ('request_id', 'kind', 'state', 'reason', 'lang', 'stt_provider', 'stt_lang', 'timings_ms', 'pipeline_ms',
+                      'total_ms', 'passage_ids', 'top_score', 'margin', 'reranked', 'abstainer_rule', 'abstainer_judged',
+                      'answerability', 'error')
+
+def _number(v, digits:int=4):
+    return round(float(v), digits) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+def request_record(result:Result, request_id:str, kind:str, total_ms:float) -> dict:
+    "The structured log record of one request: state, reason code, timings, ids and scores; never the question, answer or any text."
+    meta, conf = result.meta, result.confidence
+    judged = meta.get('abstainer') if isinstance(meta.get('abstainer'), dict) else {}
+    error = meta.get('error')
+    return {'request_id': request_id, 'kind': kind, 'state': result.state.value,
+            'reason': meta.get('reason') if isinstance(meta.get('reason'), str) else None,
+            'lang': result.language,
+            'stt_provider': meta.get('stt_provider') if kind == 'audio' else None,
+            'stt_lang': meta.get('stt_lang') if kind == 'audio' else None,
+            'timings_ms': {str(k): _number(v, 2) for k, v in result.timings.items()},
+            'pipeline_ms': _number(meta.get('pipeline_ms'), 2), 'total_ms': round(total_ms, 2),
+            'passage_ids': [c.passage_id for c in result.citations],
+            'top_score': _number(conf.get('top_score')), 'margin': _number(conf.get('margin')),
+            'reranked': conf.get('reranked') if isinstance(conf.get('reranked'), bool) else None,
+            'abstainer_rule': judged.get('rule'), 'abstainer_judged': judged.get('judged'),
+            'answerability': _number(conf.get('answerability')),
+            'error': error if isinstance(error, str) and error.isidentifier() else None}
+
 @dataclass
 class Pipeline:
     "Question in, `Result` out: guard, retrieve, guard, answer, verify."
@@ -77,8 +105,24 @@ class Pipeline:
         if self.mode not in ('extractive', 'generative'): raise ValueError(f"mode must be 'extractive' or 'generative', got {self.mode!r}")
         if self.mode == 'generative' and self.llm is None: raise ValueError('generative mode needs an llm client')
 
-    def ask(self, text:str, lang:str|None=None, langs=None) -> Result:
-        "Answer `text`; `lang` forces the asker's language, `langs` restricts passage languages."
+    def ask(self, text:str, lang:str|None=None, langs=None, request_id:str|None=None) -> Result:
+        "Answer `text`; `lang` forces the asker's language, `langs` restricts passage languages; one INFO log record per call."
+        t0 = time.perf_counter()
+        return self._logged(self._ask_text(text, lang, langs), request_id, 'text', t0)
+
+    def _logged(self, result:Result, request_id:str|None, kind:str, t0:float) -> Result:
+        "`result` with its request id in meta, after the one INFO record of the request (ids, state, timings; no text)."
+        rid = str(request_id) if request_id is not None else uuid.uuid4().hex[:16]
+        result.meta['request_id'] = rid
+        total_ms = (time.perf_counter() - t0) * 1e3
+        try: record = request_record(result, rid, kind, total_ms)
+        except Exception as e: record = {**dict.fromkeys(REQUEST_LOG_FIELDS), 'request_id': rid, 'kind': kind,
+                                         'state': result.state.value, 'total_ms': round(total_ms, 2), 'error': type(e).__name__}
+        _log.info('request %s %s %s %.1f ms', rid, kind, record['state'], total_ms, extra={'voicerag': record})
+        return result
+
+    def _ask_text(self, text:str, lang:str|None, langs) -> Result:
+        "`ask` without the log record: `ask_audio` logs its request once, as audio."
         timer, asker = StageTimer(), asker_language(text, lang)
         try:
             if not isinstance(text, str): raise TypeError(f'a question must be text, got {type(text).__name__}')
@@ -110,8 +154,8 @@ class Pipeline:
             if verdict and self.abstainer is not None: verdict = self.abstainer.check(search.confidence, text, lang)
         abstained = {'abstainer': verdict.facts if self.abstainer is not None else {'rule': 'floor'}}     # which rule judged, if any
         if not verdict:
-            if verdict.reason == 'no_context': return self._fallback(text, lang, timer, search.confidence, verdict)
-            return self._finish(verdict.state, lang, timer, verdict=verdict, confidence=search.confidence)
+            if verdict.reason == 'no_context': return self._fallback(text, lang, timer, search.confidence, verdict, abstained)
+            return self._finish(verdict.state, lang, timer, verdict=verdict, confidence=search.confidence, meta=abstained)
         try: answer = self._answer(text, lang, search, timer)
         except GenerationError as e: return self._generation_failed(e, lang, timer, search.confidence)
         if isinstance(answer, Unanswerable) or answer is None:
@@ -178,8 +222,12 @@ class Pipeline:
         return self._finish(State.error, lang, timer, confidence=confidence, message=e.user_message(lang),
                             meta={'error': 'GenerationError', **e.details})
 
-    def ask_audio(self, audio:bytes, transcriber=None, lang:str|None=None, langs=None) -> Result:
-        "Transcribe `audio` with `transcriber` (default: the pipeline's; `.transcribe(audio, lang)` -> `.text`, `.lang`), then `ask`."
+    def ask_audio(self, audio:bytes, transcriber=None, lang:str|None=None, langs=None, request_id:str|None=None) -> Result:
+        "Transcribe `audio` with `transcriber` (default: the pipeline's; `.transcribe(audio, lang)` -> `.text`, `.lang`), then `ask`; one INFO log record."
+        t0 = time.perf_counter()
+        return self._logged(self._ask_audio(audio, transcriber, lang, langs), request_id, 'audio', t0)
+
+    def _ask_audio(self, audio:bytes, transcriber, lang:str|None, langs) -> Result:
         timer = StageTimer()
         t0 = time.perf_counter()
         transcriber = transcriber or self.transcriber
@@ -193,7 +241,7 @@ class Pipeline:
             return self._finish(State.stt_failed, user_lang, timer, message=f'{MESSAGES[State.stt_failed][user_lang]} ({why})',
                                 meta={'error': type(e).__name__, 'detail': why})
         stt_ms = (time.perf_counter() - t0) * 1e3
-        result = self.ask(transcript.text, lang or getattr(transcript, 'lang', None), langs)
+        result = self._ask_text(transcript.text, lang or getattr(transcript, 'lang', None), langs)
         result.timings = {'stt': stt_ms, **result.timings}
         result.meta.update(transcript=transcript.text, stt_lang=getattr(transcript, 'lang', None),
                            stt_provider=getattr(transcript, 'provider', None))

@@ -4,7 +4,7 @@
 
 # %% ../nbs/16a_serving.ipynb #796abfc6
 from __future__ import annotations
-import sys, warnings
+import logging, warnings
 from pathlib import Path
 from .core import Config, VoiceragError
 from .data import default_corpus
@@ -21,6 +21,8 @@ __all__ = ['calibration_path', 'serving_retriever', 'load_abstainer', 'load_read
            'build_default_index', 'ensure_index', 'load_pipeline']
 
 # %% ../nbs/16a_serving.ipynb #01fd8898
+_log = logging.getLogger('voicerag.serving')           # __name__ of the module; spelled out so the notebook logs under it too
+
 def calibration_path(config) -> Path:
     "Where the abstainer of the index `config` names is kept: `indexes/calibration.json` beside the default index."
     return repo_path(config.index_dir)/('calibration.json' if config.index_name == 'default' else f'calibration_{config.index_name}.json')
@@ -56,8 +58,14 @@ def served_pipeline(index, encoder, config, transcriber=None, reader=None, answe
     "The extractive pipeline as served: re-ranked where the re-ranker wins, calibrated abstention, short answers and the answerability stage."
     retriever = serving_retriever(index, encoder, config)
     if reader is None: reader, answerability = load_reader(config)
-    return Pipeline(retriever, abstainer=load_abstainer(config, retriever), k=config.top_k, transcriber=transcriber,
-                    reader=reader, answerability=answerability)
+    pipeline = Pipeline(retriever, abstainer=load_abstainer(config, retriever), k=config.top_k, transcriber=transcriber,
+                        reader=reader, answerability=answerability)
+    record = {'index': config.index_name, 'encoder': encoder.name, 'reranker': reranker_fingerprint(retriever),
+              'abstainer': pipeline.abstainer.rule if pipeline.abstainer is not None else 'floor',
+              'reader': getattr(reader, 'name', None), 'answerability': answerability is not None, 'top_k': config.top_k}
+    _log.info('served pipeline: index %s, encoder %s, re-ranker %s, abstainer %s, reader %s', record['index'], record['encoder'],
+              record['reranker'], record['abstainer'], record['reader'], extra={'voicerag': record})
+    return pipeline
 
 # %% ../nbs/16a_serving.ipynb #4fec59f8
 def buildable_index_path(config:Config) -> Path:
@@ -80,7 +88,7 @@ def ensure_index(config:Config) -> Path:
     folder = index_path(config)
     if not (folder/'manifest.json').exists():
         buildable_index_path(config)
-        print(f'building the index at {folder} (once) ...', file=sys.stderr)
+        _log.warning('building the index at %s (once) ...', folder)
         build_default_index(config)
     return folder
 
