@@ -15,7 +15,7 @@ from .data import (NATURAL_KINDS, NATURAL_QUESTIONS_FILE, content_sha256, data_f
 from .core import DataError
 from .encoders import make_encoder
 from .index import MODES, Retriever, index_path, load_index, repo_path
-from .runs import DIRECTIONS, latency_summary, run_direction, score_runs
+from .runs import DIRECTIONS, latency_summary, machine_facts, run_direction, score_runs
 from .metrics import (answer_precision, auroc, bootstrap_ci, contains_answer, exact_match, paired_bootstrap, risk_coverage,
                               squad_f1, system_aurc, system_risk_coverage)
 from .calibrate import calibration_retriever, held_out_articles
@@ -370,7 +370,7 @@ def evaluate(config:Config|None=None, fast:bool=False, progress:bool=True) -> di
                'config': served.config.to_dict(), 'reranker': reranker_fingerprint(served.retriever),
                'abstainer': served.pipeline.abstainer.rule if served.pipeline.abstainer is not None else None,
                'answerer': answerer_identity(served.pipeline),
-               'machine': {'cpus': os.cpu_count(), 'python': platform.python_version()},
+               'machine': machine_facts(),
                'retrieval': retrieval_results(served, progress=progress)}
     rows, unanswerable = answer_rows(served, progress), unanswerable_rows(served, progress)
     results.update(answers=answer_results(served, progress, rows), unanswerable={'squad2 en': summarize_declines(unanswerable)},

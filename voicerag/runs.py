@@ -11,7 +11,7 @@ from .index import Retriever
 from .metrics import bootstrap_ci, fmt_ci, mrr_at_k, recall_at_k
 
 # %% auto #0
-__all__ = ['DIRECTIONS', 'QueryRun', 'run_direction', 'score_runs', 'summarize_scores', 'latency_summary']
+__all__ = ['DIRECTIONS', 'QueryRun', 'run_direction', 'score_runs', 'summarize_scores', 'latency_summary', 'machine_facts']
 
 # %% ../nbs/17a_runs.ipynb #bccb8376
 DIRECTIONS = ('en->en', 'hi->hi', 'hi->en', 'en->hi')
@@ -51,3 +51,14 @@ def latency_summary(runs:list[QueryRun]) -> dict[str, dict[str, float]]:
     table['total'] = sum(table.values())
     return {s: {'P50': float(np.percentile(v, 50)), 'P95': float(np.percentile(v, 95)),
                 'P99': float(np.percentile(v, 99)), 'max': float(v.max())} for s, v in table.items()}
+
+# %% ../nbs/17a_runs.ipynb #d3f21197
+def machine_facts() -> dict:
+    "What a latency figure depends on: CPU model, core count, Python, and the date of the run."
+    import os, platform, time
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open('/proc/cpuinfo', encoding='utf-8') as f:
+            cpu = next((line.split(':', 1)[1].strip() for line in f if line.startswith('model name')), cpu)
+    except OSError: pass
+    return {'cpu': cpu, 'cpus': os.cpu_count(), 'python': platform.python_version(), 'date': time.strftime('%Y-%m-%d')}
