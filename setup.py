@@ -28,9 +28,13 @@ setuptools.setup(
                  'License :: ' + lic[1],
                  'Programming Language :: Python :: ' + cfg['min_python']],
     url=cfg['git_url'],
-    packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
-    include_package_data=True,
-    package_data={cfg['lib_path']: ['models/*.npz', 'models/*.json']},   # the reader's adapters and the answerability model
+    # the wheel carries what an installed voicerag reads and a checkout keeps beside the package (voicerag.paths):
+    # data/ as voicerag._data and the demo notebook as voicerag._demo; the models live in the package already
+    packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']) + [f"{cfg['lib_path']}._data", f"{cfg['lib_path']}._demo"],
+    package_dir={f"{cfg['lib_path']}._data": 'data', f"{cfg['lib_path']}._demo": cfg['nbs_path']},
+    package_data={cfg['lib_path']: ['models/*.npz', 'models/*.json'],     # reader, answerability, re-ranker, abstainer
+                  f"{cfg['lib_path']}._data": ['*.gz', '*.jsonl', '*.txt', '*.md'],
+                  f"{cfg['lib_path']}._demo": ['90_demo.ipynb']},
     install_requires=split_reqs('requirements'),
     extras_require={'dev': split_reqs('dev_requirements')},
     python_requires='>=' + cfg['min_python'],

@@ -5,7 +5,8 @@ import pyarrow as pa, pyarrow.parquet as pq
 import pytest
 
 from voicerag.fakes import RangeFileServer
-from voicerag.data import (DownloadError, data_dir, download, fetch_msmarco_xi, iter_jsonl, load_msmarco_xi,
+from voicerag.paths import data_dir
+from voicerag.data import (DownloadError, download, fetch_msmarco_xi, iter_jsonl, load_msmarco_xi,
                            msmarco_xi_url)
 
 PAYLOAD = random.Random(0).randbytes(300_000)

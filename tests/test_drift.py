@@ -6,13 +6,13 @@ when any headline metric drops below the lower end of its committed 95% interval
 """
 import json
 import pytest
-from voicerag.evaluate import HEADLINES, RESULTS_PATH, drift, evaluate, headline
-from voicerag.index import repo_path
+from voicerag.evaluate import HEADLINES, drift, evaluate, headline
+from voicerag.paths import results_path
 
 
 @pytest.fixture(scope='module')
 def committed() -> dict:
-    return json.loads(repo_path(RESULTS_PATH).read_text(encoding='utf-8'))
+    return json.loads(results_path().read_text(encoding='utf-8'))
 
 
 @pytest.fixture(scope='module')
@@ -22,7 +22,7 @@ def fresh() -> dict:
 
 def test_committed_results_hold_every_headline(committed):
     missing = [' / '.join(p) for p in HEADLINES if (headline(committed, p) or {}).get('mean') is None]
-    assert not missing, f'{RESULTS_PATH} lacks headline metrics: {missing}; rerun voicerag-eval'
+    assert not missing, f'{results_path()} lacks headline metrics: {missing}; rerun voicerag-eval'
 
 
 def test_same_system_as_committed(committed, fresh):

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import regex
-import voicerag
 from .core import DataError, atomic_write_json
+from .paths import package_file
 from .text import content_tokens, scripts_of, sentence_spans, tokenize
 from .abstain import LogisticAbstainer, fit_logistic
 
@@ -98,7 +98,7 @@ ANSWERABILITY_FORMAT = 'voicerag.answerability/1'
 
 def answerability_path() -> Path:
     "The answerability model shipped with the package: it reads no corpus statistic, so it serves any index."
-    return Path(voicerag.__file__).parent/'models'/'answerability.json'
+    return package_file('models', 'answerability.json')
 
 @dataclass
 class Answerability:

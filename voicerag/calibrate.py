@@ -109,10 +109,11 @@ def corpus_without(corpus, articles, name:str) -> Corpus:
 def calibration_index(config, encoder, corpus=None, seed:int=0, progress:bool=True):
     "The served corpus without the held-out XQuAD articles, indexed with `config`; loaded when already built and current."
     from voicerag.data import default_corpus, load_xquad
-    from voicerag.index import build_index, load_index, repo_path, save_index
+    from voicerag.index import build_index, load_index, save_index
+    from voicerag.paths import home_path
     held = held_out_articles(load_xquad(('en',)).queries, seed)
     kept = corpus_without(corpus if corpus is not None else default_corpus(), held, f'{config.index_name}-held-out')
-    folder = repo_path(config.index_dir)/kept.name
+    folder = home_path(config.index_dir)/kept.name
     if (folder/'manifest.json').exists():
         index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
         if index.manifest['corpus']['checksum'] == kept.checksum(): return index

@@ -13,26 +13,21 @@ from pathlib import Path
 import httpx
 from tqdm import tqdm
 
-import voicerag
 from .core import DataError, Passage, VoiceragError
+from .paths import data_dir
 from .text import normalize
 
 # %% auto #0
 __all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'SPLITS', 'DEFAULT_FRACTIONS', 'SQUAD2_UNANSWERABLE_FILE',
            'SQUAD2_ARTICLES_FILE', 'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS', 'MSMARCO_XI_BASE_URL',
-           'data_dir', 'data_file', 'read_json', 'iter_jsonl', 'Corpus', 'passages_checksum', 'Query', 'Queries',
-           'Qrels', 'Dataset', 'read_squad', 'load_squad', 'load_xquad', 'iter_parquet', 'iter_msmarco_rows',
+           'data_file', 'read_json', 'iter_jsonl', 'Corpus', 'passages_checksum', 'Query', 'Queries', 'Qrels',
+           'Dataset', 'read_squad', 'load_squad', 'load_xquad', 'iter_parquet', 'iter_msmarco_rows',
            'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi', 'load_jsonl_corpus', 'split_groups',
            'split_dataset', 'load_squad2_unanswerable', 'load_squad2_articles', 'load_natural_questions',
            'content_sha256', 'recorded_sha256', 'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download',
            'fetch_msmarco_xi', 'load_default', 'default_corpus', 'describe']
 
 # %% ../nbs/02_data.ipynb #4911ffa3
-def data_dir() -> Path:
-    "The data folder: `$VOICERAG_DATA` if set, else the repository's `data/`."
-    env = os.environ.get('VOICERAG_DATA')
-    return Path(env) if env else Path(voicerag.__file__).parent.parent/'data'
-
 def data_file(name:str, folder=None) -> Path:
     "`folder/name`, or `folder/name.gz` when only the compressed copy exists."
     folder = Path(folder) if folder is not None else data_dir()

@@ -14,7 +14,8 @@ from .data import (NATURAL_KINDS, NATURAL_QUESTIONS_FILE, content_sha256, data_f
                            load_squad2_unanswerable, recorded_sha256, split_dataset)
 from .core import DataError
 from .encoders import make_encoder
-from .index import MODES, Retriever, index_path, load_index, repo_path
+from .index import MODES, Retriever, index_path, load_index
+from .paths import results_path
 from .runs import DIRECTIONS, latency_summary, machine_facts, run_direction, score_runs
 from .metrics import (answer_precision, auroc, bootstrap_ci, contains_answer, exact_match, paired_bootstrap, risk_coverage,
                               squad_f1, system_aurc, system_risk_coverage)
@@ -24,8 +25,8 @@ from .pipeline import Pipeline
 from .serving import ensure_index, load_abstainer, served_pipeline
 
 # %% auto #0
-__all__ = ['RESULTS_FORMAT', 'RESULTS_PATH', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVAL_DIRECTIONS', 'ANSWER_STATES',
-           'NAN', 'CORRECT_F1', 'CONFIDENCE_SOURCES', 'CHUNKINGS', 'HEADLINES', 'estimate', 'paired', 'fmt', 'Served',
+__all__ = ['RESULTS_FORMAT', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVAL_DIRECTIONS', 'ANSWER_STATES', 'NAN',
+           'CORRECT_F1', 'CONFIDENCE_SOURCES', 'CHUNKINGS', 'HEADLINES', 'estimate', 'paired', 'fmt', 'Served',
            'load_served', 'retrieval_results', 'answer_confidence', 'answer_row', 'count_states', 'summarize_answers',
            'answer_rows', 'answer_results', 'unanswerable_rows', 'summarize_declines', 'answer_absent_results',
            'ranking_confidence', 'precision_estimate', 'aurc_estimate', 'selective_summary', 'selective_results',
@@ -37,7 +38,6 @@ __all__ = ['RESULTS_FORMAT', 'RESULTS_PATH', 'RETRIEVAL_METRICS', 'SERVED_DIRECT
 
 # %% ../nbs/18_evaluate.ipynb #ed58ae91
 RESULTS_FORMAT = 'voicerag.eval/1'
-RESULTS_PATH = 'nbs/eval_results.json'
 
 def estimate(values) -> dict:
     "{'mean', 'low', 'high', 'n'}: the mean of `values` (NaN dropped) with its 95% bootstrap interval."
@@ -408,12 +408,13 @@ def main(argv:list[str]|None=None) -> int:
     parser = argparse.ArgumentParser(prog='voicerag-eval', description=main.__doc__)
     parser.add_argument('--config', help='a TOML file with a [voicerag] table (VOICERAG_* variables override it)')
     parser.add_argument('--fast', action='store_true', help='without abstention, latency and the sweep (what the CI drift test runs)')
-    parser.add_argument('--out', help=f'where to write the results (default: {RESULTS_PATH}; with --fast, nowhere)')
+    parser.add_argument('--out', help='where to write the results (default: nbs/eval_results.json in a checkout, '
+                        'else eval_results.json in the data home; with --fast, nowhere)')
     parser.add_argument('--check', metavar='FILE', help='compare the headline metrics with a committed results file')
     args = parser.parse_args(argv)
     try:
         results = evaluate(Config.load(args.config), fast=args.fast)
-        out = args.out or (None if args.fast else repo_path(RESULTS_PATH))
+        out = args.out or (None if args.fast else results_path())
         if out: print(f'wrote {atomic_write_json(out, results)}')
         for path in HEADLINES:
             if (e := headline(results, path)) is not None: print(f'{" / ".join(path):45s} {fmt(e)}')

@@ -12,6 +12,7 @@ from tqdm.auto import tqdm
 import voicerag
 from .core import Chunk, Config, DataError, Hit, Passage, StageTimer, VoiceragError, atomic_write_json
 from .text import dominant_script
+from .paths import home_path
 from .data import passages_checksum
 from .chunkers import make_chunker
 from .bm25 import BM25Index, Ranking, ranking_from
@@ -21,9 +22,8 @@ from .router import Plan, route
 from threadpoolctl import threadpool_limits
 
 # %% auto #0
-__all__ = ['INDEX_FORMAT', 'MODES', 'IndexLoadError', 'repo_root', 'repo_path', 'index_path', 'LangIndex', 'Index', 'build_index',
-           'save_index', 'verify_files', 'load_index', 'Search', 'best_per_doc', 'note_evidence', 'merge_best',
-           'Retriever']
+__all__ = ['INDEX_FORMAT', 'MODES', 'IndexLoadError', 'index_path', 'LangIndex', 'Index', 'build_index', 'save_index',
+           'verify_files', 'load_index', 'Search', 'best_per_doc', 'note_evidence', 'merge_best', 'Retriever']
 
 # %% ../nbs/09_index.ipynb #a06b9bb4
 class IndexLoadError(VoiceragError):
@@ -31,18 +31,9 @@ class IndexLoadError(VoiceragError):
 
 INDEX_FORMAT = 'voicerag.index/1'
 
-def repo_root() -> Path:
-    "The folder holding `settings.ini` (the repository), where `indexes/` lives by default."
-    return Path(voicerag.__file__).resolve().parent.parent
-
-def repo_path(path) -> Path:
-    "`path` as is when absolute, else relative to the repository root."
-    path = Path(path)
-    return path if path.is_absolute() else repo_root()/path
-
 def index_path(config:Config) -> Path:
-    "Where the index named in `config` lives."
-    return repo_path(config.index_dir)/config.index_name
+    "Where the index named in `config` lives: `index_dir/index_name`, a relative `index_dir` inside the data home (`voicerag.paths.home`)."
+    return home_path(config.index_dir)/config.index_name
 
 # %% ../nbs/09_index.ipynb #116b5dcb
 @dataclass

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import logging, time, uuid
 from dataclasses import dataclass, field
-from .core import Answer, Citation, Result, StageTimer, State, VoiceragError
+from .core import Answer, Citation, Config, Result, StageTimer, State, VoiceragError
 from .text import dominant_script
 from .guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval
 from .extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
@@ -94,7 +94,7 @@ class Pipeline:
     mode: str = 'extractive'                   # or 'generative'
     llm: object = None                         # an LLMClient, for generative mode
     open_llm: object = None                    # an LLMClient for the open-knowledge fallback; None disables it
-    k: int = 5
+    k: int = Config.top_k                      # passages retrieved per question: the default lives in Config only
     generative_passages: int = 3
     abstainer: object = None                   # a calibrated voicerag.abstain.Abstainer; None: the floor of `thresholds` only
     transcriber: object = None                 # the default speech-to-text provider of `ask_audio`

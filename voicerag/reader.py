@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import regex
-import voicerag
 from .core import DataError, atomic_write
+from .paths import package_file
 from .data import data_file, load_xquad, read_json, split_dataset, split_groups
 from .encoders import E5_PREFIXES, E5TorchEncoder
 
@@ -123,7 +123,7 @@ def weights_digest(arrays:dict[str, np.ndarray]) -> str:
 # %% ../nbs/13a_reader.ipynb #0507db53
 def reader_path() -> Path:
     "The reader's weights, shipped inside the package (small: adapters and heads, not the base model)."
-    return Path(voicerag.__file__).parent/'models'/'reader.npz'
+    return package_file('models', 'reader.npz')
 
 class ReaderNet:
     "e5-small with low-rank adapters (rank `rank`) and two heads, as torch modules; trains, or merges the adapters for serving."

@@ -11,7 +11,8 @@ import numpy as np
 from tqdm.auto import tqdm
 from .core import StageTimer, atomic_write_json
 from .text import content_tokens, dominant_script, tokenize
-from .index import IndexLoadError, Search, repo_path
+from .index import IndexLoadError, Search
+from .paths import fitted_path
 
 # %% auto #0
 __all__ = ['RERANK_FORMAT', 'RERANK_CONFIDENCE', 'CandidateFeaturizer', 'featurizer_for', 'candidate_features', 'CandidateLists',
@@ -338,8 +339,8 @@ def load_reranking_retriever(retriever, path, depth:int|None=None) -> RerankingR
     return RerankingRetriever(retriever, Reranker.load(path, retriever.index), depth)
 
 def rerank_path(config) -> Path:
-    "Where the re-ranker of the index `config` names is kept: `indexes/rerank.json` beside the default index."
-    return repo_path(config.index_dir)/('rerank.json' if config.index_name == 'default' else f'rerank_{config.index_name}.json')
+    "Where the re-ranker of the index `config` names is kept (`voicerag.paths.fitted_path`): in the package for the default index."
+    return fitted_path(config, 'rerank')
 
 def reranker_fingerprint(retriever) -> str|None:
     "A digest of the re-ranker's weights and where it applies (None when `retriever` does not re-rank)."

@@ -9,7 +9,8 @@ from pathlib import Path
 from .core import Config, VoiceragError
 from .data import default_corpus
 from .encoders import make_encoder
-from .index import Retriever, build_index, index_path, load_index, repo_path, save_index
+from .index import IndexLoadError, Retriever, build_index, index_path, load_index, save_index
+from .paths import fitted_path
 from .rerank import Reranker, RerankingRetriever, rerank_path, reranker_fingerprint
 from .abstain import Abstainer
 from .reader import Reader
@@ -24,16 +25,21 @@ __all__ = ['calibration_path', 'serving_retriever', 'load_abstainer', 'load_read
 _log = logging.getLogger('voicerag.serving')           # __name__ of the module; spelled out so the notebook logs under it too
 
 def calibration_path(config) -> Path:
-    "Where the abstainer of the index `config` names is kept: `indexes/calibration.json` beside the default index."
-    return repo_path(config.index_dir)/('calibration.json' if config.index_name == 'default' else f'calibration_{config.index_name}.json')
+    "Where the abstainer of the index `config` names is kept (`voicerag.paths.fitted_path`): in the package for the default index."
+    return fitted_path(config, 'calibration')
 
 def serving_retriever(index, encoder, config, reranker=None):
     "A `Retriever` over `index`, wrapped by the re-ranker (`reranker`, or the one saved for the index) when `config.rerank`."
     retriever = Retriever(index, encoder, config)
     if not config.rerank: return retriever
     if reranker is None:
-        if not rerank_path(config).exists(): return retriever
-        reranker = Reranker.load(rerank_path(config), index)
+        path = rerank_path(config)
+        if not path.exists(): return retriever
+        reranker = Reranker.load(path)                           # a damaged file is an error ...
+        try: reranker.check(index, path.name)
+        except IndexLoadError as e:                              # ... one fitted for another encoder or corpus is not used
+            warnings.warn(f'{e}; serving without it')
+            return retriever
     return RerankingRetriever(retriever, reranker)
 
 def load_abstainer(config, retriever, path=None):

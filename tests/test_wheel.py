@@ -1,0 +1,66 @@
+"""Installed, not only checked out: build the wheel, install it with its dependencies into a fresh virtual environment
+outside the checkout, and run `voicerag-build` and `voicerag-ask` there with `VOICERAG_HOME` pointing at an empty folder.
+
+It checks what only an installed package can get wrong: the vendored data, the demo notebook and the fitted models are in
+the wheel, the index is written into the data home (never into site-packages), and nothing is read from the checkout.
+About four minutes: pip installs the dependencies from its cache, and the default index is built once more."""
+import json, os, subprocess, sys
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTION = 'How many points did the Panthers defense surrender?'
+
+def run(args, cwd, env=None, timeout=900) -> subprocess.CompletedProcess:
+    "Run `args`, failing the test with its output when it exits non-zero."
+    done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f'{" ".join(map(str, args))} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}'
+    return done
+
+def clean_env(venv:Path, home:Path) -> dict:
+    "This process's environment without anything pointing into the checkout or its venv, with `VOICERAG_HOME` = `home`."
+    env = {k: v for k, v in os.environ.items() if not k.startswith(('VOICERAG_', 'PYTHON', 'VIRTUAL_ENV'))}
+    path = [p for p in env.get('PATH', '').split(os.pathsep) if p and not p.startswith(str(ROOT))]
+    return {**env, 'PATH': os.pathsep.join([str(venv/'bin'), *path]), 'VOICERAG_HOME': str(home)}
+
+@pytest.fixture(scope='module')
+def installed(tmp_path_factory):
+    "A fresh venv outside the checkout with the wheel built from it installed: (venv, home, work folder, environment)."
+    tmp = tmp_path_factory.mktemp('wheel')
+    run([sys.executable, '-m', 'pip', 'wheel', '--quiet', '--no-deps', '--no-build-isolation', '-w', tmp/'dist', ROOT], cwd=ROOT)
+    wheel, = (tmp/'dist').glob('voicerag-*.whl')
+    venv, home, work = tmp/'venv', tmp/'home', tmp/'work'
+    work.mkdir()
+    run([sys.executable, '-m', 'venv', venv], cwd=work)
+    env = clean_env(venv, home)
+    pip = [venv/'bin'/'python', '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check']
+    run([*pip, 'torch==2.13.0'], cwd=work, env=env)               # first and pinned, as `make install` does (the CPU build)
+    run([*pip, wheel], cwd=work, env=env)
+    return venv, home, work, env
+
+def test_the_installed_package_reads_nothing_from_the_checkout(installed):
+    venv, home, work, env = installed
+    probe = ('import json, voicerag, voicerag.paths as p; print(json.dumps({"package": voicerag.__file__, '
+             '"checkout": str(p.checkout_root()), "data": str(p.data_dir()), "home": str(p.home()), '
+             '"demo": p.demo_notebook().is_file(), "models": sorted(f.name for f in p.package_file("models").iterdir())}))')
+    where = json.loads(run([venv/'bin'/'python', '-c', probe], cwd=work, env=env).stdout)
+    site = venv/'lib'/f'python{sys.version_info.major}.{sys.version_info.minor}'/'site-packages'
+    assert Path(where['package']).is_relative_to(site) and where['checkout'] == 'None', where
+    assert Path(where['data']) == site/'voicerag'/'_data' and (Path(where['data'])/'xquad.en.json.gz').is_file(), where
+    assert where['home'] == str(home) and where['demo'], where
+    assert {'answerability.json', 'calibration.json', 'reader.npz', 'rerank.json'} <= set(where['models']), where
+
+def test_build_then_ask_in_the_data_home(installed):
+    venv, home, work, env = installed
+    built = run([venv/'bin'/'voicerag-build'], cwd=work, env=env)
+    assert (home/'indexes'/'default'/'manifest.json').is_file(), built.stdout
+    site = venv/'lib'/f'python{sys.version_info.major}.{sys.version_info.minor}'/'site-packages'
+    assert not (site/'indexes').exists() and not any(site.glob('voicerag/**/manifest.json')), 'an index was written into site-packages'
+    result = json.loads(run([venv/'bin'/'voicerag-ask', '--json', QUESTION], cwd=work, env=env).stdout)
+    assert result['state'] == 'answered' and result['answer'] == '308', result
+    assert result['citations'][0]['passage_id'] == 'xquad/00/0@en', result
+    assert result['meta']['abstainer']['rule'] == 'logistic', result['meta']   # the shipped abstainer was found and applied
+    assert 'rerank_top' in result['confidence'] and 'answerability' in result['confidence'], result['confidence']
+    refused = json.loads(run([venv/'bin'/'voicerag-ask', '--json', 'What is the boiling point of liquid nitrogen on Mars?'],
+                             cwd=work, env=env).stdout)
+    assert refused['state'].startswith('refused'), refused
