@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv install sysdeps export clean-nbs test test-nbs test-py test-slow demo demo-text eval lab readme
+.PHONY: venv install sysdeps export clean-nbs test test-nbs test-py test-slow demo demo-text serve eval lab readme
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,14 @@ demo: install
 # the same questions in the terminal, no browser
 demo-text: install
 	$(BIN)/voicerag-demo --text
+
+# the HTTP API (voicerag.serve) on 127.0.0.1:8000 over the default index, built first when missing; Ctrl-C stops it.
+# Beyond loopback only with a token: VOICERAG_API_TOKEN=... make serve HOST=0.0.0.0
+HOST ?= 127.0.0.1
+PORT ?= 8000
+serve: install
+	$(BIN)/voicerag-build --if-missing
+	$(BIN)/voicerag-serve --host $(HOST) --port $(PORT)
 
 # every number of the README: writes nbs/eval_results.json (about a minute once the indexes exist)
 eval: install

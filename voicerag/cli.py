@@ -11,7 +11,7 @@ from .data import load_default, describe
 from .paths import data_dir
 
 # %% auto #0
-__all__ = ['LOG_FORMAT', 'DEMO_QUESTIONS', 'corpus_summary', 'JsonLines', 'configure_logging', 'build', 'mark_answer',
+__all__ = ['LOG_FORMAT', 'DEMO_QUESTIONS', 'corpus_summary', 'JsonLines', 'configure_logging', 'run_main', 'build', 'mark_answer',
            'format_result', 'ask', 'text_demo', 'free_port', 'voila_command', 'voila_env', 'wait_for_port',
            'prepare_demo', 'serve_demo', 'stop_server', 'demo']
 
@@ -50,7 +50,7 @@ def configure_logging():
     handler.setFormatter(JsonLines() if os.environ.get('VOICERAG_LOG_FORMAT', '').lower() == 'json' else logging.Formatter(LOG_FORMAT))
     logging.basicConfig(level=level, handlers=[handler])       # a no-op where logging is configured already
 
-def _run(main) -> int:
+def run_main(main) -> int:
     "Run `main` with logging configured, turning voicerag's own errors into a one-line message and exit status 2."
     configure_logging()
     try:
@@ -68,15 +68,21 @@ def _config_parser(prog:str, description:str) -> argparse.ArgumentParser:
 # %% ../nbs/19_cli.ipynb #0f91156e
 def build(argv:list[str]|None=None) -> int:
     "`voicerag-build`: index the vendored corpus with the configured encoder and chunkers."
-    args = _config_parser('voicerag-build', build.__doc__).parse_args(argv)
+    parser = _config_parser('voicerag-build', build.__doc__)
+    parser.add_argument('--if-missing', action='store_true', help='build only when the index is not there yet (make serve)')
+    args = parser.parse_args(argv)
     def main():
-        from voicerag.serving import build_default_index         # imported when run: `--help` and bad arguments answer at once
+        from voicerag.index import index_path                  # imported when run: `--help` and bad arguments answer at once
+        from voicerag.serving import build_default_index
         config = Config.load(args.config)
+        if args.if_missing and (index_path(config)/'manifest.json').exists():
+            print(f'index {config.index_name!r} is there already: {index_path(config)}')
+            return
         t0 = time.perf_counter()
         folder = build_default_index(config)
         manifest = json.loads((folder/'manifest.json').read_text(encoding='utf-8'))
         print(f'built {folder} in {time.perf_counter() - t0:.1f} s: {manifest["counts"]}')
-    return _run(main)
+    return run_main(main)
 
 # %% ../nbs/19_cli.ipynb #f762ea88
 def mark_answer(parts:tuple[str, str, str], bold:bool=False) -> str:
@@ -119,7 +125,7 @@ def ask(argv:list[str]|None=None) -> int:
         result = pipeline.ask(args.question, args.lang)
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) if args.json
               else format_result(result, pipeline.retriever.index.passages, _bold()))
-    return _run(main)
+    return run_main(main)
 
 # %% ../nbs/19_cli.ipynb #d48b78da
 DEMO_QUESTIONS = ['How many points did the Panthers defense surrender?',
@@ -208,4 +214,4 @@ def demo(argv:list[str]|None=None) -> int:
             ensure_index(config)
             text_demo(config)
         else: status = serve_demo(config, args.config, args.port)
-    return _run(main) or status
+    return run_main(main) or status

@@ -9,6 +9,7 @@ from collections import Counter
 import numpy as np
 from .core import Answer, Citation, Passage
 from .text import content_tokens, scripts_of, sentence_spans
+from .index import derived
 
 # %% auto #0
 __all__ = ['GROW_BELOW', 'GROW_MIN_GAIN', 'SEMANTIC_WEIGHT', 'term_weights', 'lexical_scores', 'grow_span', 'pick_version',
@@ -81,17 +82,18 @@ def extract_answer(question:str, passage:Passage, query_vec=None, encoder=None, 
 # %% ../nbs/13_extractive.ipynb #c13e1e68
 SEMANTIC_WEIGHT = 16.0         # chosen on the train split in "Measured" below
 
+def _build_sentence_rows(index) -> dict:
+    "passage id -> its sentence chunks' rows in the language's sentence dense index, in text order."
+    found = {}
+    for lang, li in index.langs.items():
+        for local, row in enumerate(li.rows.get('sentence', np.zeros(0, dtype=np.int64)).tolist()):
+            chunk = index.chunks[row]
+            found.setdefault(chunk.passage_id, []).append((chunk.start, local))
+    return {pid: np.array([r for _, r in sorted(v)]) for pid, v in found.items()}
+
 def _sentence_rows(index) -> dict:
-    "passage id -> (sentence dense-index rows in text order, language), built once per index."
-    cached = index.__dict__.get('_sentence_rows')
-    if cached is None:
-        found = {}
-        for lang, li in index.langs.items():
-            for local, row in enumerate(li.rows.get('sentence', np.zeros(0, dtype=np.int64)).tolist()):
-                chunk = index.chunks[row]
-                found.setdefault(chunk.passage_id, []).append((chunk.start, local))
-        cached = index.__dict__['_sentence_rows'] = {pid: np.array([r for _, r in sorted(v)]) for pid, v in found.items()}
-    return cached
+    "`_build_sentence_rows`, once per index (thread-safe: `voicerag.index.derived`)."
+    return derived(index, 'sentence_rows', _build_sentence_rows)
 
 def sentence_vectors(index, passage:Passage):
     "The index's vectors of `passage`'s sentences, in order; None when the index has no sentence chunks for it."

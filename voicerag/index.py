@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_index.ipynb #b131f8c4
 from __future__ import annotations
-import hashlib, json, os, shutil, tempfile, time
+import hashlib, json, os, shutil, tempfile, threading, time, weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
@@ -23,7 +23,8 @@ from threadpoolctl import threadpool_limits
 
 # %% auto #0
 __all__ = ['INDEX_FORMAT', 'MODES', 'IndexLoadError', 'index_path', 'LangIndex', 'Index', 'build_index', 'save_index',
-           'verify_files', 'load_index', 'Search', 'best_per_doc', 'note_evidence', 'merge_best', 'Retriever']
+           'verify_files', 'load_index', 'Search', 'best_per_doc', 'note_evidence', 'merge_best', 'Retriever',
+           'limit_blas_threads', 'derived']
 
 # %% ../nbs/09_index.ipynb #a06b9bb4
 class IndexLoadError(VoiceragError):
@@ -250,7 +251,6 @@ class Retriever:
         if encoder.name != built_with:
             raise IndexLoadError(f'index {index.name} was built with encoder {built_with!r}, not {encoder.name!r}')
         self.encoder = encoder
-        if self.config.blas_threads: threadpool_limits(limits=self.config.blas_threads, user_api='blas')
 
     def plan(self, query:str, lang:str, mode:str='routed') -> Plan:
         "The retrieval plan for `query` on the sub-index of passage language `lang`."
@@ -311,3 +311,25 @@ class Retriever:
                       'dense_top': float(signal['dense'].scores[0]) if len(signal['dense']) else 0.0,
                       'bm25_top': float(signal['bm25'].scores[0]) if len(signal['bm25']) else 0.0}
         return hits, confidence
+
+# %% ../nbs/09_index.ipynb #3c0b15de
+_PROCESS_LOCK = threading.Lock()
+_BLAS_LIMIT: dict = {}                      # {'threads': n, 'limiter': threadpoolctl's handle} once set
+
+def limit_blas_threads(threads:int) -> None:
+    "Limit BLAS to `threads` threads for the whole process (0 leaves it alone); the serving assembly calls it, once per value."
+    if not threads: return
+    with _PROCESS_LOCK:
+        if _BLAS_LIMIT.get('threads') == threads: return
+        _BLAS_LIMIT.update(threads=threads, limiter=threadpool_limits(limits=threads, user_api='blas'))
+
+_DERIVED: dict[tuple[int, str], tuple] = {}
+
+def derived(index, name:str, build):
+    "`build(index)`, computed once per index under a lock and kept while the index lives (thread-safe, no state on the index)."
+    key = (id(index), name)
+    with _PROCESS_LOCK:
+        entry = _DERIVED.get(key)
+        if entry is None or entry[0]() is not index:
+            entry = _DERIVED[key] = (weakref.ref(index, lambda _, key=key: _DERIVED.pop(key, None)), build(index))
+        return entry[1]

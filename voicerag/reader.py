@@ -13,11 +13,13 @@ from .core import DataError, atomic_write
 from .paths import package_file
 from .data import data_file, load_xquad, read_json, split_dataset, split_groups
 from .encoders import E5_PREFIXES, E5TorchEncoder
+from .text import sentence_spans
 
 # %% auto #0
 __all__ = ['SITES', 'word_units', 'Encoded', 'ReaderTokens', 'window_around', 'ReaderWeights', 'weights_digest', 'reader_path',
            'ReaderNet', 'article_splits', 'squad2_splits', 'xquad_examples', 'squad2_examples', 'swapped_examples',
-           'reader_examples', 'training_item', 'reader_loss', 'train_reader', 'Reading', 'Reader', 'best_span']
+           'reader_examples', 'training_item', 'reader_loss', 'train_reader', 'Reading', 'Reader', 'best_span',
+           'removed_examples']
 
 # %% ../nbs/13a_reader.ipynb #12f1b409
 def _is_punct(ch:str) -> bool: return unicodedata.category(ch).startswith('P') and ch != '%'
@@ -399,3 +401,18 @@ def best_span(s:np.ndarray, e:np.ndarray, starts_ok, ends_ok, tok_units:np.ndarr
     score = np.where(ok, score, -np.inf)
     i, j = np.unravel_index(int(np.argmax(score)), score.shape)
     return int(i), int(j), float(np.exp(score[i, j]))
+
+# %% ../nbs/13a_reader.ipynb #a7850721
+def removed_examples(examples:list[dict], seed:int=0, share:float=0.5) -> list[dict]:
+    "Answerable questions against their own paragraph with the sentence(s) holding the answer cut out: on topic, unanswerable by construction."
+    rng, out = random.Random(seed), []
+    for ex in examples:
+        if ex['start'] is None or rng.random() > share: continue
+        spans = sentence_spans(ex['text'])
+        first = next(((a, b) for a, b in spans if a <= ex['start'] < b), None)
+        if first is None: continue
+        end = max([first[1]] + [b for a, b in spans if a < ex['end'] <= b])      # through the sentence where the answer ends
+        text = (ex['text'][:first[0]].rstrip() + ' ' + ex['text'][end:].lstrip()).strip()
+        if len(text) < 40 or ex['answer'].strip() in text: continue           # nothing left, or the answer stated elsewhere too
+        out.append(_example(ex['question'], ex['lang'], text, source=f"{ex['source']}_removed", qid=ex['id']))
+    return out

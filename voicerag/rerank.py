@@ -4,14 +4,14 @@
 
 # %% ../nbs/10_rerank.ipynb #1e80cb3f
 from __future__ import annotations
-import hashlib, json, weakref
+import hashlib, json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 from .core import StageTimer, atomic_write_json
 from .text import content_tokens, dominant_script, tokenize
-from .index import IndexLoadError, Search
+from .index import IndexLoadError, Search, derived
 from .paths import fitted_path
 
 # %% auto #0
@@ -99,15 +99,9 @@ class CandidateFeaturizer:
         keep = [i for i, f in enumerate(self.names[:base.shape[1]]) if f != 'script_match']
         return np.hstack([base, base[:, keep] * cross])
 
-_FEATURIZERS: dict[int, tuple] = {}
-
 def featurizer_for(index) -> CandidateFeaturizer:
-    "The `CandidateFeaturizer` of `index`, built on first use and kept while the index lives."
-    entry = _FEATURIZERS.get(id(index))
-    if entry is None or entry[0]() is not index:
-        entry = _FEATURIZERS[id(index)] = (weakref.ref(index, lambda _, key=id(index), cache=_FEATURIZERS: cache.pop(key, None)),
-                                           CandidateFeaturizer(index))
-    return entry[1]
+    "The `CandidateFeaturizer` of `index`, built on first use (once, thread-safe: `voicerag.index.derived`) and kept while the index lives."
+    return derived(index, 'featurizer', CandidateFeaturizer)
 
 def candidate_features(retriever, search:Search, query:str) -> np.ndarray:
     "Feature rows for the candidates of `search` (from `retriever.search(query, ...)`); see `CandidateFeaturizer`."

@@ -9,7 +9,7 @@ from pathlib import Path
 from .core import Config, VoiceragError
 from .data import default_corpus
 from .encoders import make_encoder
-from .index import IndexLoadError, Retriever, build_index, index_path, load_index, save_index
+from .index import IndexLoadError, Retriever, build_index, index_path, limit_blas_threads, load_index, save_index
 from .paths import fitted_path
 from .rerank import Reranker, RerankingRetriever, rerank_path, reranker_fingerprint
 from .abstain import Abstainer
@@ -62,6 +62,7 @@ def load_reader(config) -> tuple:
 
 def served_pipeline(index, encoder, config, transcriber=None, reader=None, answerability=None) -> Pipeline:
     "The extractive pipeline as served: re-ranked where the re-ranker wins, calibrated abstention, short answers and the answerability stage."
+    limit_blas_threads(config.blas_threads)                  # process-wide, so here, once: not in every Retriever
     retriever = serving_retriever(index, encoder, config)
     if reader is None: reader, answerability = load_reader(config)
     pipeline = Pipeline(retriever, abstainer=load_abstainer(config, retriever), k=config.top_k, transcriber=transcriber,

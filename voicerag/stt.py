@@ -19,8 +19,8 @@ __all__ = ['STT_REASONS', 'SAMPLE_RATE', 'SILENCE_RMS', 'MIN_SECONDS', 'WHISPER_
            'OFFLINE_HINT', 'SPEECH_TIMEOUT_S', 'TRANSCRIBERS', 'Transcript', 'STTError', 'Transcriber', 'sniff_format',
            'decode_audio', 'loudest_frame_rms', 'check_audio', 'encode_audio', 'tone', 'whisper_cache_dir',
            'whisper_base_sources', 'sha256_file', 'assemble_whisper_base', 'resolve_whisper_model', 'load_whisper',
-           'WhisperTranscriber', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber', 'MockTranscriber',
-           'make_transcriber', 'edit_distance', 'wer', 'cer']
+           'model_lock', 'WhisperTranscriber', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber',
+           'MockTranscriber', 'make_transcriber', 'edit_distance', 'wer', 'cer']
 
 # %% ../nbs/15_stt.ipynb #34e5ed05
 @dataclass
@@ -229,7 +229,7 @@ def assemble_whisper_base(cache_dir=None, sources:dict[str, list[Path]]|None=Non
     return folder
 
 # %% ../nbs/15_stt.ipynb #34cfa9e2
-_MODELS: dict[tuple, object] = {}
+_MODELS: dict[tuple, tuple] = {}           # setting -> (the loaded model, its one lock)
 _MODELS_LOCK = threading.Lock()
 OFFLINE_HINT = 'without internet, leave whisper_model empty to use the bundled whisper-base'
 
@@ -245,11 +245,15 @@ def load_whisper(model:str='', device:str='cpu', compute_type:str='int8', cpu_th
         if key not in _MODELS:
             from faster_whisper import WhisperModel
             where = resolve_whisper_model(model, cache_dir)
-            try: _MODELS[key] = WhisperModel(where, device=device, compute_type=compute_type, cpu_threads=cpu_threads)
+            try: _MODELS[key] = (WhisperModel(where, device=device, compute_type=compute_type, cpu_threads=cpu_threads), threading.Lock())
             except Exception as e:      # a hub download, a missing file, a bad format: each is "cannot load" to the user
                 raise STTError('model', f'the Whisper model {model!r} could not be loaded ({type(e).__name__}); {OFFLINE_HINT}',
                                {'model': model, 'cause': type(e).__name__}) from None
-        return _MODELS[key]
+        return _MODELS[key][0]
+
+def model_lock(whisper) -> threading.Lock:
+    "The one lock of a loaded Whisper model: every transcriber using it decodes one audio at a time (in any thread)."
+    with _MODELS_LOCK: return next(lock for model, lock in _MODELS.values() if model is whisper)
 
 class WhisperTranscriber:
     "Local speech-to-text with faster-whisper; offline by default (whisper-base from PyPI)."
@@ -260,7 +264,6 @@ class WhisperTranscriber:
                  languages:tuple=('hi', 'en'), beam_size:int=5, max_seconds:float=30.0, cache_dir=None):
         self.model, self.device, self.compute_type, self.cpu_threads = model, device, compute_type, cpu_threads
         self.languages, self.beam_size, self.max_seconds, self.cache_dir = tuple(languages), beam_size, max_seconds, cache_dir
-        self._lock = threading.Lock()
 
     def __repr__(self):
         return f'WhisperTranscriber(model={self.model or "whisper-base (offline)"!r}, beam_size={self.beam_size}, languages={self.languages})'
@@ -301,7 +304,7 @@ class WhisperTranscriber:
         samples = check_audio(decode_audio(audio), self.max_seconds)
         t_decoded = time.perf_counter()
         whisper = self._whisper()
-        with self._lock:
+        with model_lock(whisper):
             t_loaded = time.perf_counter()
             encoded = whisper.encode(pad_or_trim(whisper.feature_extractor(samples[:whisper.feature_extractor.n_samples])))
             probs = {} if lang else self.language_probs(encoded)
