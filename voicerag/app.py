@@ -8,6 +8,7 @@ import html, os, time
 import anywidget, traitlets
 import ipywidgets as widgets
 from .core import Config, Result, State, VoiceragError, answer_in_context
+from .client import ServerPipeline
 
 # %% auto #0
 __all__ = ['RECORDER_ESM', 'EXTERNAL_STAGES', 'STYLE', 'LANGUAGES', 'WARM_UP_QUESTION', 'Recorder', 'answer_html',
@@ -250,6 +251,10 @@ class VoiceApp(widgets.VBox):
         self.upload.value = ()                 # so the same file can be sent again
         self.ask_audio(audio)
 
+    def passages(self):
+        "Where the cited passages are: the local index, or what a `ServerPipeline` received with its answers."
+        return self.pipeline.passages if isinstance(self.pipeline, ServerPipeline) else self.pipeline.retriever.index.passages
+
     def _show(self, run) -> Result:
         self.status.value, self.ask_button.disabled = '<span class="vr-busy">working…</span>', True
         try:
@@ -259,7 +264,7 @@ class VoiceApp(widgets.VBox):
         finally: self.status.value, self.ask_button.disabled = '', False
         self.result = result
         self.answer.value = answer_html(result)
-        self.citation.value = citation_html(result, self.pipeline.retriever.index.passages)
+        self.citation.value = citation_html(result, self.passages())
         self.latency.value = latency_html(result.timings, wall_ms)
         return result
 
@@ -282,9 +287,12 @@ def warm_up(pipeline, transcriber):
         load_whisper(transcriber.model, transcriber.device, transcriber.compute_type, transcriber.cpu_threads, transcriber.cache_dir)
 
 def demo_app(config:Config|None=None) -> VoiceApp:
-    "The demo app over the default index (built first if missing), warmed up."
-    from voicerag.serving import ensure_index, load_pipeline
+    "The demo app: asking the server `VOICERAG_SERVER_URL` names (as `voicerag-demo` runs it), else a pipeline loaded here (warmed up)."
     config = config or Config.load(os.environ.get('VOICERAG_CONFIG') or None)
+    if os.environ.get('VOICERAG_SERVER_URL'):             # a tab then holds widgets and an HTTP client, not the models
+        return VoiceApp(ServerPipeline(os.environ['VOICERAG_SERVER_URL'], os.environ.get('VOICERAG_API_TOKEN') or None), None,
+                        config.max_audio_seconds)
+    from voicerag.serving import ensure_index, load_pipeline
     ensure_index(config)
     pipeline, transcriber = load_pipeline(config), make_app_transcriber(config)
     warm_up(pipeline, transcriber)

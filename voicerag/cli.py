@@ -13,7 +13,7 @@ from .paths import data_dir
 # %% auto #0
 __all__ = ['LOG_FORMAT', 'DEMO_QUESTIONS', 'corpus_summary', 'JsonLines', 'configure_logging', 'run_main', 'build', 'mark_answer',
            'format_result', 'ask', 'text_demo', 'free_port', 'voila_command', 'voila_env', 'wait_for_port',
-           'prepare_demo', 'serve_demo', 'stop_server', 'demo']
+           'prepare_demo', 'api_command', 'wait_until_ready', 'serve_demo', 'stop_tree', 'demo']
 
 # %% ../nbs/19_cli.ipynb #fd4e4991
 def _table(rows:list[dict]) -> str:
@@ -177,27 +177,64 @@ def prepare_demo(config:Config):
         from voicerag.stt import resolve_whisper_model
         resolve_whisper_model(config.whisper_model)
 
+def api_command(config_path:str|None, index_name:str, port:int) -> list[str]:
+    "`voicerag-serve` on 127.0.0.1:`port` with this Python: the one pipeline every demo tab asks."
+    return [sys.executable, '-c', 'import sys; from voicerag.serve import main; sys.exit(main())', '--name', index_name,
+            '--port', str(port), *(['--config', config_path] if config_path else [])]
+
+def wait_until_ready(port:int, process:subprocess.Popen, timeout:float=600.0):
+    "Wait for the API on `port` to say it is ready; a `VoiceragError` with its reason if it stops or says it cannot be."
+    import httpx
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None: raise VoiceragError(f'the voicerag API server exited with status {process.returncode}')
+        try:
+            body = httpx.get(f'http://127.0.0.1:{port}/v1/ready', timeout=5).json()
+            if body.get('ready'): return
+            if 'loading' not in body.get('reason', ''): raise VoiceragError(f'the voicerag API server is not ready: {body.get("reason")}')
+        except (httpx.HTTPError, ValueError): pass
+        time.sleep(0.2)
+    raise VoiceragError(f'the voicerag API server was not ready after {timeout:.0f} s')
+
+def _interrupt(signum, frame): raise KeyboardInterrupt     # SIGTERM from any source ends the demo like Ctrl-C
+
 def serve_demo(config:Config, config_path:str|None=None, port:int|None=None) -> int:
-    "Serve the demo notebook with Voila until Ctrl-C (or until Voila exits); returns Voila's exit status."
+    "Serve the demo: the API server (one pipeline), then Voila, whose tabs ask it; until Ctrl-C or SIGTERM. Returns Voila's status."
     from voicerag.paths import demo_notebook
     notebook = demo_notebook()
     if not notebook.exists(): raise VoiceragError(f'the demo notebook {notebook} is missing: reinstall voicerag, or run from a checkout')
-    port = free_port(port or 0)
+    port, api_port = free_port(port or 0), free_port()
     prepare_demo(config)
-    process = subprocess.Popen(voila_command(notebook, port), env=voila_env(config_path))
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    children = []
     try:
-        if wait_for_port(port, process): print(f'\nvoicerag demo: http://127.0.0.1:{port}/   (Ctrl-C stops it)\n', flush=True)
-        return process.wait()
-    except KeyboardInterrupt: return stop_server(process)
+        children.append(subprocess.Popen(api_command(config_path, config.index_name, api_port), env=voila_env(config_path)))
+        wait_until_ready(api_port, children[0])
+        env = dict(voila_env(config_path), VOICERAG_SERVER_URL=f'http://127.0.0.1:{api_port}')
+        children.append(subprocess.Popen(voila_command(notebook, port), env=env))
+        if wait_for_port(port, children[1]): print(f'\nvoicerag demo: http://127.0.0.1:{port}/   (Ctrl-C stops it)\n', flush=True)
+        return children[1].wait()
+    except KeyboardInterrupt: return 0
+    finally:
+        for child in reversed(children): stop_tree(child)      # Voila and its kernels first, then the API server
+        signal.signal(signal.SIGTERM, previous)
 
-def stop_server(process:subprocess.Popen, grace:float=5.0) -> int:
-    "Stop Voila after a Ctrl-C: a terminal's Ctrl-C reached it too, so wait `grace` s; then interrupt it once; then kill it."
-    try: return process.wait(timeout=grace)
-    except subprocess.TimeoutExpired: process.send_signal(signal.SIGINT)
-    try: return process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        return process.wait()
+def stop_tree(process:subprocess.Popen, grace:float=10.0) -> int:
+    "Stop `process` and every process it started (Voila's kernels run in sessions of their own): SIGTERM, SIGKILL after `grace` s."
+    import psutil
+    try: family = [psutil.Process(process.pid)] + psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess: family = []
+    for member in family:
+        try: member.terminate()
+        except psutil.NoSuchProcess: pass
+    try: process.wait(timeout=grace)                            # reaped by subprocess, so its status is kept
+    except subprocess.TimeoutExpired: process.kill()
+    _, alive = psutil.wait_procs(family[1:], timeout=grace)
+    for member in alive:
+        try: member.kill()
+        except psutil.NoSuchProcess: pass
+    psutil.wait_procs(alive, timeout=5)
+    return process.wait()
 
 def demo(argv:list[str]|None=None) -> int:
     "`voicerag-demo`: serve the voice app with Voila on 127.0.0.1 (or `--text`: a terminal demo), building what is missing first."

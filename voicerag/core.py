@@ -133,6 +133,14 @@ class Result:
         d['state'] = self.state.value
         return d
 
+    @classmethod
+    def from_dict(cls, d:dict) -> 'Result':
+        "The `Result` a `to_dict` (for example the HTTP API's JSON) describes; keys it does not know are ignored."
+        cite = lambda c: Citation(**{k: c[k] for k in ('passage_id', 'start', 'end', 'lang') if k in c}) if c else None
+        known = {f.name for f in fields(cls)} - {'state', 'citations', 'context_citation'}
+        return cls(State(d['state']), citations=[cite(c) for c in d.get('citations') or []], context_citation=cite(d.get('context_citation')),
+                   **{k: v for k, v in d.items() if k in known and v is not None})
+
 def answer_in_context(result:Result) -> tuple[str, str, str]|None:
     "`Result.context` split around the answer as `(before, answer, after)` (answer '' when the sentence lacks it); None: no context to show."
     answer, context, cc = result.answer, result.context, result.context_citation

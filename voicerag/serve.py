@@ -18,9 +18,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 _log = logging.getLogger('voicerag.serve')            # spelled out so the notebook logs under it too
 
 # %% auto #0
-__all__ = ['ServeSettings', 'is_loopback', 'check_exposure', 'error_id', 'public_result', 'status_of', 'Busy', 'Service',
-           'pipeline_loader', 'Metrics', 'AskRequest', 'CitationOut', 'ResultOut', 'Problem', 'BodyError', 'read_body',
-           'parse_ask', 'audio_params', 'create_app', 'ServerThread', 'serve', 'main']
+__all__ = ['ServeSettings', 'is_loopback', 'check_exposure', 'error_id', 'public_result', 'cited_passages', 'status_of', 'Busy',
+           'Service', 'pipeline_loader', 'Metrics', 'AskRequest', 'CitationOut', 'ResultOut', 'Problem', 'BodyError',
+           'read_body', 'parse_ask', 'audio_params', 'create_app', 'ServerThread', 'serve', 'main']
 
 # %% ../nbs/92_serve.ipynb #4f5f96fd
 @dataclass(frozen=True)
@@ -65,6 +65,11 @@ def public_result(result:Result) -> dict:
         rid = result.meta.get('request_id')
         d = {**{k: d[k] for k in ('state', 'message', 'language')}, 'meta': {'request_id': rid, 'error_id': rid}}
     return d
+
+def cited_passages(result:Result, passages) -> dict:
+    "The passages `result` cites (answer and context), as {id: {title, lang, text}}, from the index's `passages`."
+    ids = [c.passage_id for c in result.citations] + ([result.context_citation.passage_id] if result.context_citation else [])
+    return {pid: {'title': passages[pid].title, 'lang': passages[pid].lang, 'text': passages[pid].text} for pid in dict.fromkeys(ids) if pid in passages}
 
 def status_of(result:Result) -> int:
     "HTTP status for a finished question: every state is an answer the client asked for (200) except an internal error (500)."
@@ -153,6 +158,7 @@ class AskRequest(BaseModel):
     question: str = Field(description="the question, in Hindi or English (Devanagari or Latin script)")
     lang: Literal['en', 'hi'] | None = Field(None, description="the asker's language; default: from the question's script")
     langs: list[Literal['en', 'hi']] | None = Field(None, description='search only passages in these languages; default: all')
+    passages: bool = Field(False, description='also return the cited passages (id -> title, lang, text), to show the citation in place')
 
 class CitationOut(BaseModel):
     passage_id: str
@@ -169,6 +175,7 @@ class ResultOut(BaseModel):
     context: str | None = None
     citations: list[CitationOut] = []
     context_citation: CitationOut | None = None
+    passages: dict = {}
     grounded: bool = False
     confidence: dict = {}
     timings: dict = {}
@@ -273,7 +280,7 @@ def create_app(load, settings:ServeSettings|None=None):
         if service.not_ready: return done(problem(503, 'not_ready', service.not_ready, headers={'Retry-After': '5'}), error='not_ready')
         try:
             body = await read_body(request, limit, settings.body_timeout_s)
-            call, question = work(body, request)
+            call, question, with_passages = work(body, request)
             result = await service.run(lambda: call(rid))
         except BodyError as e:                   # a body left unread (too large, too slow) is not drained: the connection closes
             headers = {'Connection': 'close'} if e.status in (408, 413) else None
@@ -282,11 +289,13 @@ def create_app(load, settings:ServeSettings|None=None):
         except TimeoutError: return done(problem(504, 'timeout', f'no answer within {settings.timeout_s:g} s', rid), error='timeout')
         if result.state is State.error:
             _log.error('request %s ended in error: %s', rid, result.meta.get('detail'), extra={'voicerag': {'event': 'error', 'request_id': rid, 'error': result.meta.get('error')}})
-        return done(JSONResponse(public_result(result), status_of(result)), result, question)
+        body = public_result(result)
+        if with_passages and result.state is not State.error: body['passages'] = cited_passages(result, service.pipeline.retriever.index.passages)
+        return done(JSONResponse(body, status_of(result)), result, question)
 
     def text_work(body:bytes, request:Request):
         ask = parse_ask(body, request.headers.get('content-type', ''))
-        return (lambda rid: service.pipeline.ask(ask.question, ask.lang, ask.langs, request_id=rid)), ask.question
+        return (lambda rid: service.pipeline.ask(ask.question, ask.lang, ask.langs, request_id=rid)), ask.question, ask.passages
 
     def audio_work(body:bytes, request:Request):
         lang, langs = audio_params(request.query_params)
@@ -294,7 +303,8 @@ def create_app(load, settings:ServeSettings|None=None):
         if sniff_format(body) is None:
             raise BodyError(415, 'unsupported_media_type', 'the body is not audio in a format this server reads (WAV, WebM, OGG, MP3, FLAC)')
         transcriber = service.transcriber or _Unavailable(service.audio_unavailable or 'no speech-to-text provider is configured')
-        return (lambda rid: service.pipeline.ask_audio(body, transcriber, lang, langs, request_id=rid)), None
+        with_passages = request.query_params.get('passages', '').lower() in ('1', 'true', 'yes')
+        return (lambda rid: service.pipeline.ask_audio(body, transcriber, lang, langs, request_id=rid)), None, with_passages
 
     ask_body = {'content': {'application/json': {'schema': AskRequest.model_json_schema()}}, 'required': True}
     errors = {code: {'model': Problem, 'description': why} for code, why in (
@@ -310,7 +320,8 @@ def create_app(load, settings:ServeSettings|None=None):
     @app.post('/v1/ask-audio', response_model=ResultOut, responses=errors, summary='Answer a spoken question',
               openapi_extra={'requestBody': {'content': {'application/octet-stream': {'schema': {'type': 'string', 'format': 'binary'}}}, 'required': True},
                              'parameters': [{'name': n, 'in': 'query', 'required': False, 'schema': {'type': 'string'}, 'description': d}
-                                            for n, d in (('lang', "'en' or 'hi'; default: detected"), ('langs', "passage languages, e.g. 'en,hi'"))]})
+                                            for n, d in (('lang', "'en' or 'hi'; default: detected"), ('langs', "passage languages, e.g. 'en,hi'"),
+                                                        ('passages', "'1': also return the cited passages"))]})
     async def ask_audio(request:Request):
         return await answer(request, 'ask-audio', settings.max_audio_bytes, audio_work)
 
