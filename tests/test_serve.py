@@ -35,7 +35,7 @@ def home(tmp_path_factory) -> Path:
 def server_env(home:Path, **extra) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(('VOICERAG_', 'SARVAM_', 'ELEVENLABS_'))}
     return {**env, 'VOICERAG_HOME': str(home), 'VOICERAG_ENCODER': 'hashing', 'VOICERAG_CHUNKERS': 'sentence', 'VOICERAG_READER': '0',
-            'VOICERAG_STT': 'mock', 'VOICERAG_LOG_LEVEL': 'INFO', 'VOICERAG_LOG_FORMAT': 'json', 'PYTHONUNBUFFERED': '1', **extra}
+            'VOICERAG_STT': 'mock', 'PYTHONUNBUFFERED': '1', **extra}      # voicerag-serve logs JSON lines at INFO by default
 
 class Served:
     def __init__(self, process, url, log): self.process, self.url, self.log = process, url, log

@@ -41,18 +41,18 @@ class JsonLines(logging.Formatter):
 
 LOG_FORMAT = '%(name)s %(levelname)s: %(message)s'
 
-def configure_logging():
-    "The scripts' logging, once per process: stderr, level `VOICERAG_LOG_LEVEL` (default WARNING), `VOICERAG_LOG_FORMAT=json` for JSON lines."
-    level = os.environ.get('VOICERAG_LOG_LEVEL', 'WARNING').upper()
+def configure_logging(level:str='WARNING', fmt:str='text'):
+    "The scripts' logging, once per process: stderr, level `VOICERAG_LOG_LEVEL` (else `level`), `VOICERAG_LOG_FORMAT` 'json' or 'text' (else `fmt`)."
+    level = os.environ.get('VOICERAG_LOG_LEVEL', level).upper()
     if not isinstance(logging.getLevelName(level), int): level = 'WARNING'
     handler = _Stderr()
     handler.setLevel(level)                                    # libraries that set their own loggers to DEBUG (bm25s) stay quiet too
-    handler.setFormatter(JsonLines() if os.environ.get('VOICERAG_LOG_FORMAT', '').lower() == 'json' else logging.Formatter(LOG_FORMAT))
+    handler.setFormatter(JsonLines() if os.environ.get('VOICERAG_LOG_FORMAT', fmt).lower() == 'json' else logging.Formatter(LOG_FORMAT))
     logging.basicConfig(level=level, handlers=[handler])       # a no-op where logging is configured already
 
-def run_main(main) -> int:
-    "Run `main` with logging configured, turning voicerag's own errors into a one-line message and exit status 2."
-    configure_logging()
+def run_main(main, **logging_defaults) -> int:
+    "Run `main` with logging configured (`configure_logging(**logging_defaults)`), voicerag's own errors as one line and exit status 2."
+    configure_logging(**logging_defaults)
     try:
         main()
         return 0

@@ -397,7 +397,7 @@ def serve(app, host:str='127.0.0.1', port:int=8000, grace_s:float=30.0):
     uvicorn.Server(config).run()
 
 def main(argv:list[str]|None=None) -> int:
-    "`voicerag-serve`: the HTTP API over one shared pipeline (loopback only unless VOICERAG_API_TOKEN is set)."
+    "`voicerag-serve`: the HTTP API over one shared pipeline (loopback only unless VOICERAG_API_TOKEN is set); logs JSON lines at INFO."
     import argparse
     from voicerag.cli import run_main
     parser = argparse.ArgumentParser(prog='voicerag-serve', description=main.__doc__)
@@ -417,4 +417,4 @@ def main(argv:list[str]|None=None) -> int:
         if not settings.token: print('voicerag-serve: no VOICERAG_API_TOKEN: serving on loopback only, without authentication', flush=True)
         print(f'voicerag-serve: http://{args.host}:{args.port}/v1/ask (index {config.index_name!r}; /v1/ready says when it is loaded)', flush=True)
         serve(create_app(pipeline_loader(config), settings), args.host, args.port)
-    return run_main(run)
+    return run_main(run, level='INFO', fmt='json')        # a service logs one JSON line per request by default
