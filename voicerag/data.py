@@ -18,11 +18,12 @@ from .paths import data_dir
 from .text import normalize
 
 # %% auto #0
-__all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'SPLITS', 'DEFAULT_FRACTIONS', 'SQUAD2_UNANSWERABLE_FILE',
-           'SQUAD2_ARTICLES_FILE', 'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS', 'MSMARCO_XI_BASE_URL',
-           'data_file', 'read_json', 'iter_jsonl', 'Corpus', 'passages_checksum', 'Query', 'Queries', 'Qrels',
-           'Dataset', 'read_squad', 'load_squad', 'load_xquad', 'iter_parquet', 'iter_msmarco_rows',
-           'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi', 'load_jsonl_corpus', 'split_groups',
+__all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'PASSAGE_FIELDS', 'SPLITS', 'DEFAULT_FRACTIONS',
+           'SQUAD2_UNANSWERABLE_FILE', 'SQUAD2_ARTICLES_FILE', 'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS',
+           'NATURAL_SPLITS', 'MSMARCO_XI_BASE_URL', 'data_file', 'read_json', 'iter_jsonl', 'Corpus',
+           'passages_checksum', 'Query', 'Queries', 'Qrels', 'Dataset', 'read_squad', 'load_squad', 'load_xquad',
+           'iter_parquet', 'iter_msmarco_rows', 'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi',
+           'passage_columns', 'passage_from_row', 'corpus_from_rows', 'load_jsonl_corpus', 'split_groups',
            'split_dataset', 'load_squad2_unanswerable', 'load_squad2_articles', 'load_natural_questions',
            'content_sha256', 'recorded_sha256', 'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download',
            'fetch_msmarco_xi', 'load_default', 'default_corpus', 'describe']
@@ -410,20 +411,38 @@ def load_msmarco_xi(path=None, name:str='msmarco_xi', query_langs:Iterable[str]|
     return Dataset(name, corpus, Queries(queries), Qrels(qrels), {'file': str(path), **stats})
 
 # %% ../nbs/02_data.ipynb #d717902e
+PASSAGE_FIELDS = ('id', 'text', 'lang', 'title', 'doc_id')
+
+def passage_columns(columns:Mapping[str, str]|None=None) -> dict[str, str]:
+    "The column of each passage field: the field's own name unless `columns` names another."
+    return {**{f: f for f in PASSAGE_FIELDS}, **(columns or {})}
+
+def _required(row:dict, column:str, path, n) -> str:
+    if column not in row: raise DataError(f'missing field {column!r}', path, n, column)
+    return _text(row[column], path, n, column)
+
+def passage_from_row(row:dict, path=None, n:int|None=None, columns:Mapping[str, str]|None=None) -> Passage:
+    "One passage from a row: text, id and lang required, doc_id (default: the id), title and meta optional (null: absent); `columns` maps a field to its column."
+    col = passage_columns(columns)
+    text, pid, lang = (_required(row, col[f], path, n) for f in ('text', 'id', 'lang'))
+    doc_id = _text(pid if row.get(col['doc_id']) is None else row[col['doc_id']], path, n, col['doc_id'])
+    title = normalize(_need(row.get(col['title']) or '', str, path, col['title'], n))
+    meta = _need(row.get('meta') or {}, dict, path, 'meta', n)
+    return Passage(pid, text, lang, doc_id, title, meta)
+
+def corpus_from_rows(rows:Iterable[tuple[int, dict]], path, name:str, columns:Mapping[str, str]|None=None) -> Corpus:
+    "A Corpus from (row number, row) pairs read from `path`, each through `passage_from_row`; an id may occur once."
+    corpus = Corpus(name=name)
+    for n, row in rows:
+        p = passage_from_row(row, path, n, columns)
+        if not corpus.add(p, path, n): raise DataError(f'passage id {p.id!r} occurs twice', path, n, passage_columns(columns)['id'])
+    if not len(corpus): raise DataError('no passages', path=path)
+    return corpus
+
 def load_jsonl_corpus(path, name:str='') -> Corpus:
     "A Corpus from a JSON-lines file of passages: id, text, lang, optional doc_id/title/meta."
     path = Path(path)
-    corpus = Corpus(name=name or path.name.split('.')[0])
-    for n, obj in iter_jsonl(path):
-        for col in ('id', 'text', 'lang'):
-            if col not in obj: raise DataError(f'missing field {col!r}', path, n, col)
-        pid, lang = (_text(obj[k], path, n, k) for k in ('id', 'lang'))
-        doc_id = _text(obj.get('doc_id', pid), path, n, 'doc_id')
-        title = normalize(_need(obj.get('title', ''), str, path, 'title', n))
-        meta = _need(obj.get('meta', {}), dict, path, 'meta', n)
-        corpus.add(Passage(pid, _text(obj['text'], path, n, 'text'), lang, doc_id, title, meta), path, n)
-    if not len(corpus): raise DataError('no passages', path=path)
-    return corpus
+    return corpus_from_rows(iter_jsonl(path), path, name or path.name.split('.')[0])
 
 # %% ../nbs/02_data.ipynb #60cdec31
 SPLITS = ('train', 'calibration', 'test')

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 # %% auto #0
 __all__ = ['Request', 'FormPart', 'parse_multipart', 'Reply', 'slow', 'malformed_json', 'Route', 'FakeServer', 'GroqAPI',
            'placeholder_for', 'AnthropicAPI', 'fake_llm_server', 'SarvamAPI', 'ElevenLabsAPI', 'fake_stt_server',
-           'speak', 'RangeFileServer']
+           'speak', 'RangeFileServer', 'text_pdf']
 
 # %% ../nbs/98_fakes.ipynb #7eb8c9c0
 @dataclass(frozen=True)
@@ -461,3 +461,23 @@ class RangeFileServer(ThreadingHTTPServer):
 
     def __exit__(self, *exc):
         self.shutdown(); self.server_close(); self._thread.join(timeout=5)
+
+# %% ../nbs/98_fakes.ipynb #bdbcd47c
+def _pdf_string(text:str) -> bytes:
+    return b'(' + text.encode('latin-1').replace(b'\\', b'\\\\').replace(b'(', b'\\(').replace(b')', b'\\)') + b')'
+
+def text_pdf(path, pages:Iterable[str], title:str|None=None):
+    "Write a PDF to `path` with one page per string of `pages` (Latin-1 text, one line each) and `title` in its metadata."
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+    writer = PdfWriter()
+    font = DictionaryObject({NameObject('/Type'): NameObject('/Font'), NameObject('/Subtype'): NameObject('/Type1'),
+                             NameObject('/BaseFont'): NameObject('/Helvetica')})
+    for text in pages:
+        page = writer.add_blank_page(612, 792)
+        page[NameObject('/Resources')] = DictionaryObject({NameObject('/Font'): DictionaryObject({NameObject('/F1'): font})})
+        content = DecodedStreamObject()
+        content.set_data(b'BT /F1 11 Tf 72 720 Td ' + _pdf_string(text) + b' Tj ET')
+        page.replace_contents(content)
+    if title is not None: writer.add_metadata({'/Title': title})
+    with open(path, 'wb') as f: writer.write(f)

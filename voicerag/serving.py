@@ -4,7 +4,7 @@
 
 # %% ../nbs/16a_serving.ipynb #796abfc6
 from __future__ import annotations
-import logging, warnings
+import logging, re, warnings
 from pathlib import Path
 from .core import Config, VoiceragError
 from .data import default_corpus
@@ -18,8 +18,9 @@ from .answerability import Answerability
 from .pipeline import Pipeline
 
 # %% auto #0
-__all__ = ['calibration_path', 'serving_retriever', 'load_abstainer', 'load_reader', 'served_pipeline', 'buildable_index_path',
-           'build_default_index', 'ensure_index', 'load_pipeline']
+__all__ = ['INDEX_NAME', 'calibration_path', 'serving_retriever', 'load_abstainer', 'load_reader', 'served_pipeline',
+           'default_index_path', 'named_index_path', 'build_default_index', 'build_named_index', 'ensure_index',
+           'load_pipeline']
 
 # %% ../nbs/16a_serving.ipynb #01fd8898
 _log = logging.getLogger('voicerag.serving')           # __name__ of the module; spelled out so the notebook logs under it too
@@ -75,26 +76,43 @@ def served_pipeline(index, encoder, config, transcriber=None, reader=None, answe
     return pipeline
 
 # %% ../nbs/16a_serving.ipynb #4fec59f8
-def buildable_index_path(config:Config) -> Path:
-    "The folder of the index `config` names, when `voicerag-build` can build it (the default corpus); else a `VoiceragError`."
+INDEX_NAME = re.compile(r'[A-Za-z0-9][A-Za-z0-9._-]*')
+
+def default_index_path(config:Config) -> Path:
+    "The folder of the default index, which `ensure_index` builds from the vendored corpus; for another name a `VoiceragError` saying how to build it."
     folder = index_path(config)
-    if config.index_name != Config.index_name:                  # 'default': the one corpus voicerag-build knows
+    if config.index_name != Config.index_name:
         state = 'exists' if folder.is_dir() else 'is missing'
-        raise VoiceragError(f'index {config.index_name!r} {state} at {folder}, and only the default corpus can be built by '
-                            f'voicerag-build today (index_name {Config.index_name!r}): build this index with voicerag.index.build_index')
+        raise VoiceragError(f'index {config.index_name!r} {state} at {folder}, and only the default index is built from the vendored corpus: '
+                            f'build this one from your corpus with voicerag-build --corpus SRC --name {config.index_name}')
     return folder
+
+def named_index_path(config:Config) -> Path:
+    "The folder of an index of one's own corpus: `config.index_name` a plain folder name other than 'default', else a `VoiceragError`."
+    name = config.index_name
+    if name == Config.index_name:
+        raise VoiceragError(f'the index {name!r} is the vendored corpus: give your corpus another name (voicerag-build --corpus SRC --name NAME)')
+    if not INDEX_NAME.fullmatch(name):
+        raise VoiceragError(f'index name {name!r}: use letters, digits, ".", "_" and "-", starting with a letter or a digit')
+    return index_path(config)
+
+def _build_into(folder:Path, corpus, config:Config, progress:bool) -> Path:
+    "Build the index of `corpus` with the configured encoder and chunkers and save it to `folder` atomically."
+    return save_index(build_index(corpus, make_encoder(config.encoder), config, progress=progress), folder)
 
 def build_default_index(config:Config, progress:bool=True) -> Path:
     "Build and save the default corpus's index (`config.index_name` must be 'default'); returns its folder."
-    folder = buildable_index_path(config)
-    encoder = make_encoder(config.encoder)
-    return save_index(build_index(default_corpus(), encoder, config, progress=progress), folder)
+    return _build_into(default_index_path(config), default_corpus(), config, progress)
+
+def build_named_index(config:Config, corpus, progress:bool=True) -> Path:
+    "Build and save the index of `corpus` under `config.index_name` (not 'default'), replacing an older one whole; returns its folder."
+    return _build_into(named_index_path(config), corpus, config, progress)
 
 def ensure_index(config:Config) -> Path:
     "The folder of the index `config` names, the default index built first (once, and announced) when it is missing."
     folder = index_path(config)
     if not (folder/'manifest.json').exists():
-        buildable_index_path(config)
+        default_index_path(config)
         _log.warning('building the index at %s (once) ...', folder)
         build_default_index(config)
     return folder
@@ -102,7 +120,7 @@ def ensure_index(config:Config) -> Path:
 def load_pipeline(config:Config):
     "The served pipeline over the index `config` names (built beforehand by `voicerag-build`): re-ranker, calibrated abstainer."
     folder = index_path(config)
-    if not folder.is_dir(): buildable_index_path(config)         # a missing index other than the default: say what to do
+    if not folder.is_dir(): default_index_path(config)           # a missing index other than the default: say how to build it
     encoder = make_encoder(config.encoder, cache_size=config.query_cache_size)
     index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
     return served_pipeline(index, encoder, config)

@@ -1,0 +1,114 @@
+"""A corpus of one's own, end to end, as a user runs it: `voicerag-build --corpus SRC --name NAME`, then `voicerag-ask --name NAME`.
+
+In a temporary data home, with the hashing encoder, sentence chunks and no reader (fast): a folder of a .txt, a .md, an
+.html and a .pdf file, and a CSV table, are each built and asked; a bad CSV row stops the build with exit status 2 and
+names the file, row and field; `--name default` is refused; and the default index already in that home is untouched
+by all of it. `nbs/02a_ingest.ipynb` tests every reader on its own."""
+import json, os, subprocess, sys
+from pathlib import Path
+import pytest
+
+from voicerag.core import Config, Passage
+from voicerag.data import Corpus
+from voicerag.encoders import make_encoder
+from voicerag.fakes import text_pdf
+from voicerag.index import build_index, index_path, save_index
+
+BIN = Path(sys.executable).parent
+SMALL = dict(encoder='hashing', chunkers=('sentence',), reader=False)
+QUESTIONS = {'notes.txt': 'When were the first Darjeeling tea gardens planted?',
+             'guides/brewing.md': 'At what temperature should green tea be brewed?',
+             'oolong.html': 'How oxidised is oolong tea?',
+             'boston.pdf': 'When did the Boston Tea Party take place?'}
+
+@pytest.fixture(scope='module')
+def home(tmp_path_factory) -> Path:
+    "A data home that already holds a (tiny) default index."
+    home = tmp_path_factory.mktemp('home')
+    config = Config(index_dir=str(home/'indexes'), **SMALL)
+    corpus = Corpus([Passage('x@en', 'The Panthers defense gave up just 308 points.', 'en', 'x')], name='default')
+    save_index(build_index(corpus, make_encoder('hashing'), config, progress=False), index_path(config))
+    return home
+
+@pytest.fixture(scope='module')
+def docs(tmp_path_factory) -> Path:
+    "A folder with one document of each kind, on different subjects."
+    docs = tmp_path_factory.mktemp('docs')
+    (docs/'guides').mkdir()
+    (docs/'notes.txt').write_text('The first Darjeeling tea gardens were planted in 1841 by Archibald Campbell.\n', encoding='utf-8')
+    (docs/'guides'/'brewing.md').write_text('# Brewing green tea\n\nGreen tea should be brewed with water at 80 degrees Celsius '
+                                            'for two minutes.\n', encoding='utf-8')
+    (docs/'oolong.html').write_text('<html><head><title>Oolong</title><script>var brewed = "oxidised";</script></head><body>'
+                                    '<p>Oolong tea is partially oxidised, between green and black tea.</p></body></html>', encoding='utf-8')
+    text_pdf(docs/'boston.pdf', ['The Boston Tea Party took place in December 1773 in Boston harbour.'], title='Boston')
+    return docs
+
+def run(home:Path, script:str, *args) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith('VOICERAG_')}
+    env.update(VOICERAG_HOME=str(home), VOICERAG_ENCODER='hashing', VOICERAG_CHUNKERS='sentence', VOICERAG_READER='0')
+    return subprocess.run([BIN/script, *map(str, args)], env=env, capture_output=True, text=True, timeout=300)
+
+def ask(home:Path, name:str, question:str) -> dict:
+    done = run(home, 'voicerag-ask', '--name', name, '--json', question)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+def default_state(home:Path) -> dict:
+    "Every file of the default index with its bytes: what must not change."
+    folder = home/'indexes'/'default'
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob('*')) if p.is_file()}
+
+def test_folder_of_documents(home, docs):
+    before = default_state(home)
+    done = run(home, 'voicerag-build', '--corpus', docs, '--name', 'mine')
+    assert done.returncode == 0, done.stderr
+    assert f"built {home/'indexes'/'mine'}" in done.stdout
+    for file, question in QUESTIONS.items():
+        result = ask(home, 'mine', question)
+        assert result['citations'] and result['citations'][0]['passage_id'] == file, (question, result)
+    assert default_state(home) == before
+    assert sorted(p.name for p in (home/'indexes').iterdir()) == ['default', 'mine']      # no temporary folder left
+
+def test_csv_with_own_columns(home, tmp_path):
+    table = tmp_path/'faq.csv'
+    table.write_text('question_id,answer_text,topic\n'
+                     'q1,"Matcha is powdered green tea, whisked with hot water.",matcha\n'
+                     'q2,"Chai is black tea boiled with milk, sugar and spices.",chai\n', encoding='utf-8')
+    done = run(home, 'voicerag-build', '--corpus', table, '--name', 'faq', '--id-col', 'question_id', '--text-col', 'answer_text',
+               '--title-col', 'topic', '--lang', 'en')
+    assert done.returncode == 0, done.stderr
+    assert ask(home, 'faq', 'What is chai boiled with?')['citations'][0]['passage_id'] == 'q2'
+
+def test_bad_row_names_file_row_and_field(home, tmp_path):
+    before = default_state(home)
+    table = tmp_path/'bad.csv'
+    table.write_text('id,text\na,Fine text.\nb,   \n', encoding='utf-8')
+    done = run(home, 'voicerag-build', '--corpus', table, '--name', 'bad')
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f'voicerag: empty text (file {table}, row 3, field text)\n'
+    assert not (home/'indexes'/'bad').exists() and default_state(home) == before
+
+def test_default_name_refused_and_rebuild_replaces(home, docs, tmp_path):
+    before = default_state(home)
+    refused = run(home, 'voicerag-build', '--corpus', docs, '--name', 'default')
+    assert refused.returncode == 2 and "the index 'default' is the vendored corpus" in refused.stderr, refused.stderr
+    other = tmp_path/'other'
+    other.mkdir()
+    (other/'kombucha.txt').write_text('Kombucha is fermented sweet tea.\n', encoding='utf-8')
+    assert run(home, 'voicerag-build', '--corpus', other, '--name', 'mine').returncode == 0
+    assert ask(home, 'mine', 'What is kombucha?')['citations'][0]['passage_id'] == 'kombucha.txt'
+    manifest = json.loads((home/'indexes'/'mine'/'manifest.json').read_text(encoding='utf-8'))
+    assert manifest['counts']['documents'] == 1                                              # the old documents are gone
+    assert default_state(home) == before
+
+def test_other_errors_are_one_line(home, docs, tmp_path):
+    broken = tmp_path/'broken'
+    broken.mkdir()
+    (broken/'cut.pdf').write_bytes((docs/'boston.pdf').read_bytes()[:300])
+    (tmp_path/'notes.xlsx').write_bytes(b'PK')
+    (tmp_path/'empty.md').write_text('\n\n', encoding='utf-8')
+    for source, message in [(broken, 'unreadable PDF: '), (tmp_path/'missing.csv', 'file not found'),
+                            (tmp_path/'notes.xlsx', 'unknown format'), (tmp_path/'empty.md', 'empty text')]:
+        done = run(home, 'voicerag-build', '--corpus', source, '--name', 'bad')
+        assert done.returncode == 2 and done.stderr.startswith(f'voicerag: {message}') and done.stderr.count('\n') == 1, done.stderr
+        assert str(source) in done.stderr
