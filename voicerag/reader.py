@@ -96,7 +96,7 @@ SITES = ('qkv', 'ao', 'fi', 'fo')
 class ReaderWeights:
     "The trained part of the reader: low-rank adapters on every linear layer of e5-small, a span head and an answerability head."
     def __init__(self, arrays:dict[str, np.ndarray], meta:dict):
-        self.arrays, self.meta = arrays, meta
+        self.arrays, self.meta = arrays, {**meta, 'digest': weights_digest(arrays)}   # trained or loaded: named by its weights
 
     @classmethod
     def load(cls, path) -> 'ReaderWeights':
@@ -111,10 +111,8 @@ class ReaderWeights:
 
     def save(self, path) -> Path:
         import io
-        meta = {**self.meta, 'digest': weights_digest(self.arrays)}
         buf = io.BytesIO()
-        np.savez_compressed(buf, __meta__=np.frombuffer(json.dumps(meta, sort_keys=True).encode('utf-8'), dtype=np.uint8), **self.arrays)
-        self.meta = meta
+        np.savez_compressed(buf, __meta__=np.frombuffer(json.dumps(self.meta, sort_keys=True).encode('utf-8'), dtype=np.uint8), **self.arrays)
         return atomic_write(path, buf.getvalue())
 
 def weights_digest(arrays:dict[str, np.ndarray]) -> str:
