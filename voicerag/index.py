@@ -331,5 +331,5 @@ def derived(index, name:str, build):
     with _PROCESS_LOCK:
         entry = _DERIVED.get(key)
         if entry is None or entry[0]() is not index:
-            entry = _DERIVED[key] = (weakref.ref(index, lambda _, key=key: _DERIVED.pop(key, None)), build(index))
+            entry = _DERIVED[key] = (weakref.ref(index, lambda _, key=key, cache=_DERIVED: cache.pop(key, None)), build(index))   # bound: at exit the global is gone
         return entry[1]
