@@ -7,12 +7,12 @@ from __future__ import annotations
 import html, os, time
 import anywidget, traitlets
 import ipywidgets as widgets
-from .core import Config, Result, State, VoiceragError, answer_in_context
+from .core import Config, Result, State, answer_in_context
 from .client import ServerPipeline
 
 # %% auto #0
 __all__ = ['RECORDER_ESM', 'EXTERNAL_STAGES', 'STYLE', 'LANGUAGES', 'WARM_UP_QUESTION', 'Recorder', 'answer_html',
-           'citation_html', 'latency_html', 'Unavailable', 'VoiceApp', 'make_app_transcriber', 'warm_up', 'demo_app']
+           'citation_html', 'latency_html', 'VoiceApp', 'warm_up', 'demo_app']
 
 # %% ../nbs/91_app.ipynb #cf42a27b
 RECORDER_ESM = r"""
@@ -180,11 +180,6 @@ def latency_html(timings:dict, wall_ms:float|None=None) -> str:
     return ''.join(parts)
 
 # %% ../nbs/91_app.ipynb #ec775859
-class Unavailable:
-    "A transcriber that could not be created: every transcription fails with the reason, which the app shows."
-    def __init__(self, reason:str): self.reason = reason
-    def transcribe(self, audio:bytes, lang:str|None=None): raise VoiceragError(f'speech to text is unavailable: {self.reason}')
-
 STYLE = """<style>
 .vr-app { max-width: 860px; font-family: system-ui, 'Noto Sans', 'Noto Sans Devanagari', sans-serif; }
 .vr-app [lang=hi] { font-family: 'Noto Sans Devanagari', 'Noto Sans', sans-serif; }
@@ -269,20 +264,12 @@ class VoiceApp(widgets.VBox):
         return result
 
 # %% ../nbs/91_app.ipynb #d1be0c58
-def make_app_transcriber(config:Config):
-    "The configured transcriber, or `Unavailable` with the reason it could not be made."
-    try:
-        from voicerag.stt import make_transcriber
-        return make_transcriber(config)
-    except Exception as e: return Unavailable(f'{type(e).__name__}: {e}')
-
 WARM_UP_QUESTION = 'voicerag warm-up: which passage holds the answer to this sentence?'
 
 def warm_up(pipeline, transcriber):
     "Load the models a question needs (the query encoder; a local Whisper model) before the first question."
-    pipeline.ask(WARM_UP_QUESTION)          # a question nobody asks, so the query cache holds no real one
-    if isinstance(transcriber, Unavailable): return
     from voicerag.stt import WhisperTranscriber, load_whisper
+    pipeline.ask(WARM_UP_QUESTION)          # a question nobody asks, so the query cache holds no real one
     if isinstance(transcriber, WhisperTranscriber):
         load_whisper(transcriber.model, transcriber.device, transcriber.compute_type, transcriber.cpu_threads, transcriber.cache_dir)
 
@@ -294,6 +281,7 @@ def demo_app(config:Config|None=None) -> VoiceApp:
                         config.max_audio_seconds)
     from voicerag.serving import ensure_index, load_pipeline
     ensure_index(config)
-    pipeline, transcriber = load_pipeline(config), make_app_transcriber(config)
+    from voicerag.stt import transcriber_or_unavailable
+    pipeline, transcriber = load_pipeline(config), transcriber_or_unavailable(config)
     warm_up(pipeline, transcriber)
     return VoiceApp(pipeline, transcriber, config.max_audio_seconds)

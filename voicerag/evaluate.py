@@ -4,7 +4,7 @@
 
 # %% ../nbs/18_evaluate.ipynb #7bb3a34a
 from __future__ import annotations
-import argparse, json, os, platform, sys, time
+import argparse, json, sys, time
 from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np

@@ -328,6 +328,8 @@ _DERIVED: dict[tuple[int, str], tuple] = {}
 def derived(index, name:str, build):
     "`build(index)`, computed once per index under a lock and kept while the index lives (thread-safe, no state on the index)."
     key = (id(index), name)
+    entry = _DERIVED.get(key)
+    if entry is not None and entry[0]() is index: return entry[1]     # the question path: built already, no lock taken
     with _PROCESS_LOCK:
         entry = _DERIVED.get(key)
         if entry is None or entry[0]() is not index:

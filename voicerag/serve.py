@@ -4,11 +4,12 @@
 
 # %% ../nbs/92_serve.ipynb #97386f5a
 from __future__ import annotations
-import asyncio, hmac, ipaddress, json, logging, os, threading, time, uuid
+import asyncio, hmac, ipaddress, logging, os, threading, time, uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Literal
 from .core import Config, Result, State, VoiceragError
+from .stt import Unavailable, sniff_format, transcriber_or_unavailable
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -85,13 +86,13 @@ class Service:
         self.settings, self._load = settings, load
         self.pool = ThreadPoolExecutor(settings.workers, thread_name_prefix='voicerag-ask')
         self.pipeline = self.transcriber = None
-        self.not_ready, self.audio_unavailable = 'the pipeline is loading', None
+        self.not_ready = 'the pipeline is loading'
         self.pending = 0                        # admitted, not yet finished (running + waiting); changed on the event loop only
 
     def load(self):
         "Load the pipeline (and the transcriber); on failure `not_ready` says why, without paths, and the log has the rest."
         t0 = time.perf_counter()
-        try: self.pipeline, self.transcriber, self.audio_unavailable = self._load()
+        try: self.pipeline, self.transcriber = self._load()
         except Exception as e:
             eid = error_id()
             _log.error('the pipeline could not be loaded (error id %s): %s: %s', eid, type(e).__name__, e,
@@ -118,14 +119,10 @@ class Service:
 
 # %% ../nbs/92_serve.ipynb #9ffd1f1e
 def pipeline_loader(config:Config):
-    "What `Service` loads: the served pipeline over the index `config` names, and the configured transcriber (or why there is none)."
+    "What `Service` loads: the served pipeline over the index `config` names, and the configured transcriber (or `Unavailable`, saying why)."
     def load():
         from voicerag.serving import load_pipeline
-        from voicerag.stt import make_transcriber
-        pipeline = load_pipeline(config)
-        try: transcriber, why = make_transcriber(config), None
-        except VoiceragError as e: transcriber, why = None, str(e)
-        return pipeline, transcriber, why
+        return load_pipeline(config), transcriber_or_unavailable(config)
     return load
 
 # %% ../nbs/92_serve.ipynb #d65103ba
@@ -230,7 +227,6 @@ def audio_params(query) -> tuple[str|None, list[str]|None]:
 def create_app(load, settings:ServeSettings|None=None):
     "The FastAPI app over one `Service`: the pipeline `load()` returns is loaded in the background when the app starts."
     from contextlib import asynccontextmanager
-    from voicerag.stt import sniff_format
     settings = settings or ServeSettings.from_env()
     service = Service(load, settings)
     metrics = Metrics(lambda: service.pending)
@@ -302,9 +298,8 @@ def create_app(load, settings:ServeSettings|None=None):
         if not body: raise BodyError(400, 'empty', 'the body is empty: send the recording itself')
         if sniff_format(body) is None:
             raise BodyError(415, 'unsupported_media_type', 'the body is not audio in a format this server reads (WAV, WebM, OGG, MP3, FLAC)')
-        transcriber = service.transcriber or _Unavailable(service.audio_unavailable or 'no speech-to-text provider is configured')
         with_passages = request.query_params.get('passages', '').lower() in ('1', 'true', 'yes')
-        return (lambda rid: service.pipeline.ask_audio(body, transcriber, lang, langs, request_id=rid)), None, with_passages
+        return (lambda rid: service.pipeline.ask_audio(body, service.transcriber, lang, langs, request_id=rid)), None, with_passages
 
     ask_body = {'content': {'application/json': {'schema': AskRequest.model_json_schema()}}, 'required': True}
     errors = {code: {'model': Problem, 'description': why} for code, why in (
@@ -331,7 +326,7 @@ def create_app(load, settings:ServeSettings|None=None):
     @app.get('/v1/ready', summary='Index and models loaded', responses={503: {'description': 'not ready, with the reason'}})
     async def ready():
         if service.not_ready: return JSONResponse({'ready': False, 'reason': service.not_ready}, 503)
-        return {'ready': True, 'audio': service.transcriber is not None, 'audio_reason': service.audio_unavailable,
+        return {'ready': True, 'audio': not isinstance(service.transcriber, Unavailable), 'audio_reason': getattr(service.transcriber, 'reason', None),
                 'workers': settings.workers, 'queue': settings.queue}
 
     @app.get('/metrics', summary='Prometheus metrics', response_class=Response)
@@ -353,12 +348,6 @@ def create_app(load, settings:ServeSettings|None=None):
         return problem(500, 'internal', 'something went wrong on our side', eid)
     return app
 
-class _Unavailable:
-    "A transcriber that could not be made: every transcription fails with the reason."
-    name = 'unavailable'
-    def __init__(self, why:str): self.why = why
-    def transcribe(self, audio:bytes, lang:str|None=None): raise VoiceragError(self.why)
-
 def _version() -> str:
     import voicerag
     return voicerag.__version__
@@ -367,9 +356,9 @@ def _version() -> str:
 class ServerThread:
     "uvicorn serving `app` on a free loopback port in a background thread, as a context manager (notebooks, tests, embedding)."
     def __init__(self, app, port:int=0):
-        import socket, uvicorn
-        with socket.socket() as s:
-            s.bind(('127.0.0.1', port)); self.port = s.getsockname()[1]
+        import uvicorn
+        from voicerag.cli import free_port
+        self.port = free_port(port)
         self.server = uvicorn.Server(uvicorn.Config(app, host='127.0.0.1', port=self.port, log_config=None, access_log=False, lifespan='on'))
         self.thread = threading.Thread(target=self.server.run, name='voicerag-serve', daemon=True)
 

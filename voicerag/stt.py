@@ -20,7 +20,8 @@ __all__ = ['STT_REASONS', 'SAMPLE_RATE', 'SILENCE_RMS', 'MIN_SECONDS', 'WHISPER_
            'decode_audio', 'loudest_frame_rms', 'check_audio', 'encode_audio', 'tone', 'whisper_cache_dir',
            'whisper_base_sources', 'sha256_file', 'assemble_whisper_base', 'resolve_whisper_model', 'load_whisper',
            'model_lock', 'WhisperTranscriber', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber',
-           'MockTranscriber', 'make_transcriber', 'edit_distance', 'wer', 'cer']
+           'MockTranscriber', 'make_transcriber', 'Unavailable', 'transcriber_or_unavailable', 'edit_distance', 'wer',
+           'cer']
 
 # %% ../nbs/15_stt.ipynb #34e5ed05
 @dataclass
@@ -437,6 +438,17 @@ def make_transcriber(name_or_config:str|Config|None=None, **kwargs) -> Transcrib
     if config.stt == 'elevenlabs': return ElevenLabsTranscriber(**{'max_seconds': config.max_audio_seconds, **kwargs})
     if config.stt == 'mock': return MockTranscriber(**kwargs)
     raise DataError(f'unknown speech-to-text provider {config.stt!r}; known: {", ".join(TRANSCRIBERS)}', field='stt')
+
+class Unavailable:
+    "A transcriber that could not be made: every transcription fails with the reason (so the pipeline ends in stt_failed saying it)."
+    name = 'unavailable'
+    def __init__(self, reason:str): self.reason = reason
+    def transcribe(self, audio:bytes, lang:str|None=None): raise VoiceragError(f'speech to text is unavailable: {self.reason}')
+
+def transcriber_or_unavailable(config:Config) -> Transcriber:
+    "The transcriber `config` names, or `Unavailable` with the reason it could not be made: a front end keeps its text path."
+    try: return make_transcriber(config)
+    except Exception as e: return Unavailable(f'{type(e).__name__}: {e}')
 
 # %% ../nbs/15_stt.ipynb #ef66a2dd
 from .text import normalize, tokenize
