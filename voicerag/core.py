@@ -6,14 +6,14 @@
 from __future__ import annotations
 import json, os, tempfile, time
 from contextlib import contextmanager
-from dataclasses import dataclass, field, asdict, fields
+from dataclasses import dataclass, field, asdict, fields, is_dataclass
 import tomllib
 from enum import Enum
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['VoiceragError', 'DataError', 'Passage', 'Chunk', 'Hit', 'Citation', 'Answer', 'State', 'Result', 'answer_in_context',
-           'StageTimer', 'atomic_write', 'atomic_write_json', 'Config']
+__all__ = ['VoiceragError', 'DataError', 'Passage', 'Chunk', 'Hit', 'Citation', 'Answer', 'State', 'plain', 'Result',
+           'answer_in_context', 'StageTimer', 'atomic_write', 'atomic_write_json', 'Config']
 
 # %% ../nbs/00_core.ipynb #af712942
 class VoiceragError(Exception):
@@ -112,6 +112,14 @@ class State(str, Enum):
     error              = 'error'               # unexpected internal failure
 
 # %% ../nbs/00_core.ipynb #00ea410d
+def plain(value):
+    "`value` as JSON-ready Python: dataclasses as dicts, enums as their values, tuples as lists, dicts and lists copied."
+    if isinstance(value, Enum): return value.value
+    if isinstance(value, dict): return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)): return [plain(v) for v in value]
+    if is_dataclass(value) and not isinstance(value, type): return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    return value
+
 @dataclass
 class Result:
     "What `ask` returns: the API contract. `meta` never carries secrets."
@@ -128,10 +136,8 @@ class Result:
     context_citation: Citation|None = None  # where `context` is: passage.text[start:end]
 
     def to_dict(self) -> dict:
-        "A JSON-ready dict (states as their names)."
-        d = asdict(self)
-        d['state'] = self.state.value
-        return d
+        "A JSON-ready dict (states as their names): containers copied, tuples as lists, without `asdict`'s deep copy of every value (the server returns one per request)."
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, d:dict) -> 'Result':
