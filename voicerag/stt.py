@@ -5,7 +5,7 @@
 # %% ../nbs/15_stt.ipynb #69f6bacf
 from __future__ import annotations
 import hashlib, importlib.util, io, logging, os, tempfile, threading, time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Protocol, runtime_checkable
 import numpy as np
@@ -16,12 +16,13 @@ _log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['STT_REASONS', 'SAMPLE_RATE', 'SILENCE_RMS', 'MIN_SECONDS', 'WHISPER_BASE_PACKAGES', 'WHISPER_BASE_SHA256',
-           'OFFLINE_HINT', 'SPEECH_TIMEOUT_S', 'TRANSCRIBERS', 'Transcript', 'STTError', 'Transcriber', 'sniff_format',
-           'decode_audio', 'loudest_frame_rms', 'check_audio', 'encode_audio', 'tone', 'whisper_cache_dir',
-           'whisper_base_sources', 'sha256_file', 'assemble_whisper_base', 'resolve_whisper_model', 'load_whisper',
-           'model_lock', 'WhisperTranscriber', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber',
-           'MockTranscriber', 'make_transcriber', 'Unavailable', 'transcriber_or_unavailable', 'edit_distance', 'wer',
-           'cer']
+           'OFFLINE_HINT', 'SPEECH_TIMEOUT_S', 'TRANSCRIBERS', 'FRAME_S', 'Transcript', 'STTError', 'Transcriber',
+           'sniff_format', 'decode_audio', 'loudest_frame_rms', 'check_audio', 'encode_audio', 'tone',
+           'whisper_cache_dir', 'whisper_base_sources', 'sha256_file', 'assemble_whisper_base', 'resolve_whisper_model',
+           'load_whisper', 'model_lock', 'WhisperTranscriber', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber',
+           'MockTranscriber', 'make_transcriber', 'Unavailable', 'transcriber_or_unavailable', 'pcm16_samples',
+           'SileroVAD', 'Endpointer', 'StreamState', 'TranscriptStream', 'AudioStream', 'WhisperStream', 'open_stream',
+           'edit_distance', 'wer', 'cer']
 
 # %% ../nbs/15_stt.ipynb #34e5ed05
 @dataclass
@@ -49,6 +50,8 @@ STT_REASONS = {
     'server':       (True,  'the speech service had a problem on its side'),
     'timeout':      (True,  'the speech service took too long to answer'),     # retried, unlike a model's: see SPEECH_TIMEOUT_S
     'network':      (True,  'the speech service could not be reached'),
+    'bad_chunk':    (False, 'a piece of the audio stream could not be read'),
+    'finished':     (False, 'the audio stream has already finished'),
 }
 
 class STTError(VoiceragError):
@@ -449,6 +452,239 @@ def transcriber_or_unavailable(config:Config) -> Transcriber:
     "The transcriber `config` names, or `Unavailable` with the reason it could not be made: a front end keeps its text path."
     try: return make_transcriber(config)
     except Exception as e: return Unavailable(f'{type(e).__name__}: {e}')
+
+# %% ../nbs/15_stt.ipynb #1f7f777e
+def pcm16_samples(chunk) -> np.ndarray:
+    "One streamed chunk as float32 samples: 16-bit little-endian mono PCM bytes, or a 1-D float array, both at 16 kHz; an `STTError` ('bad_chunk') otherwise."
+    if isinstance(chunk, (bytes, bytearray, memoryview)):
+        if len(chunk) % 2: raise STTError('bad_chunk', f'a 16-bit PCM chunk needs an even number of bytes, got {len(chunk)}', {'bytes': len(chunk)})
+        return np.frombuffer(bytes(chunk), '<i2').astype(np.float32) / 32768.0
+    if not isinstance(chunk, np.ndarray): raise TypeError(f'a chunk must be PCM bytes or a numpy array, got {type(chunk).__name__}')
+    if chunk.ndim != 1 or chunk.dtype.kind != 'f':
+        raise STTError('bad_chunk', f'a sample chunk must be a 1-D float array (mono, 16 kHz), got a {chunk.ndim}-D {chunk.dtype} array',
+                       {'shape': list(chunk.shape), 'dtype': str(chunk.dtype)})
+    if not np.isfinite(chunk).all(): raise STTError('bad_chunk', 'a sample chunk holds NaN or infinite values')
+    return chunk.astype(np.float32, copy=False)
+
+class SileroVAD:
+    "Silero VAD (the ONNX model faster-whisper ships) run as audio arrives: the speech probability of each new 32 ms frame, state carried over."
+    FRAME, CONTEXT = 512, 64                # samples per frame at 16 kHz, and the samples Silero sees from the frame before
+
+    def __init__(self):
+        from faster_whisper.vad import get_vad_model
+        self._session = get_vad_model().session
+        self._h, self._c = np.zeros((1, 1, 128), np.float32), np.zeros((1, 1, 128), np.float32)
+        self._context, self._pending = np.zeros(self.CONTEXT, np.float32), np.zeros(0, np.float32)
+
+    def __call__(self, samples:np.ndarray) -> np.ndarray:
+        "Speech probabilities of the complete frames `samples` adds (samples left over wait for the next call)."
+        audio = np.concatenate([self._pending, samples])
+        n = len(audio) // self.FRAME
+        self._pending = audio[n * self.FRAME:]
+        if n == 0: return np.zeros(0, np.float32)
+        frames = audio[:n * self.FRAME].reshape(n, self.FRAME)
+        before = np.concatenate([self._context[None], frames[:-1, -self.CONTEXT:]])
+        probs, self._h, self._c = self._session.run(None, {'input': np.concatenate([before, frames], 1), 'h': self._h, 'c': self._c})
+        self._context = frames[-1, -self.CONTEXT:].copy()
+        return probs.reshape(-1)
+
+FRAME_S = SileroVAD.FRAME / SAMPLE_RATE
+
+@dataclass
+class Endpointer:
+    "Speech, pauses and the end of speech from per-frame speech probabilities, with hysteresis (faster-whisper's VAD thresholds)."
+    threshold: float = 0.5        # a frame at or above this is speech ...
+    neg_threshold: float = 0.35   # ... below this, silence; in between, the state stays
+    min_speech_s: float = 0.1     # this much speech in a row starts (or resumes) speech
+    pause_s: float = 0.3          # silence this long after speech: a pause (what was said so far is decoded and kept)
+    end_s: float = 0.6            # silence this long after speech: the end of speech (the hands-free stop)
+
+    def __post_init__(self):
+        if not 0 < self.pause_s <= self.end_s: raise ValueError(f'need 0 < pause_s <= end_s, got {self.pause_s} and {self.end_s}')
+        self.state, self.frames, self.speech_run, self.silence_run, self.last_speech = 'silence', 0, 0, 0, -1
+
+    def push(self, probs) -> list[tuple[str, int]]:
+        "The events ('start', its first speech frame), ('pause' or 'end', the first silent frame after speech) that `probs` bring."
+        events = []
+        for p in probs:
+            i, self.frames = self.frames, self.frames + 1
+            if p >= self.threshold:
+                self.speech_run, self.silence_run, self.last_speech = self.speech_run + 1, 0, i
+                if self.state != 'speech' and self.speech_run * FRAME_S >= self.min_speech_s:
+                    self.state = 'speech'
+                    events.append(('start', i - self.speech_run + 1))
+            elif p < self.neg_threshold:
+                self.speech_run, self.silence_run = 0, self.silence_run + 1
+                quiet = self.silence_run * FRAME_S
+                if self.state == 'speech' and quiet >= self.pause_s: self.state = 'pause'; events.append(('pause', self.last_speech + 1))
+                if self.state == 'pause' and quiet >= self.end_s: self.state = 'ended'; events.append(('end', self.last_speech + 1))
+        return events
+
+# %% ../nbs/15_stt.ipynb #7c94ac9c
+@dataclass
+class StreamState:
+    "What a stream has heard so far: `committed` text will not change, `text` adds the tentative rest; `ended` once the speaker has stopped."
+    text: str
+    committed: str
+    speaking: bool
+    ended: bool
+    seconds: float
+
+@runtime_checkable
+class TranscriptStream(Protocol):
+    "A recording transcribed as it arrives: `feed(chunk)` -> `StreamState`, then `finish()` -> `Transcript` or `STTError`."
+    def feed(self, chunk) -> StreamState: ...
+    def finish(self) -> Transcript: ...
+
+class AudioStream:
+    """Chunks in, a `Transcript` out: each chunk checked, the length limit kept, Silero VAD finding speech and its end.
+    This base transcribes the whole recording with the batch `transcriber` at `finish` (the remote services' path);
+    `WhisperStream` decodes while the audio arrives."""
+    def __init__(self, transcriber:Transcriber, lang:str|None=None, endpointer:Endpointer|None=None):
+        self.transcriber, self.lang = transcriber, lang
+        self.endpointer, self.vad = endpointer or Endpointer(), SileroVAD()
+        self.max_seconds = getattr(transcriber, 'max_seconds', 30.0)
+        self.fed, self.finished, self._pieces = 0, False, []
+
+    def __repr__(self): return f'{type(self).__name__}({self.transcriber!r}, lang={self.lang!r}, {self.fed / SAMPLE_RATE:.1f} s fed)'
+
+    def _check_open(self):
+        if self.finished: raise STTError('finished', 'this audio stream has already finished; open a new one')
+
+    def feed(self, chunk) -> StreamState:
+        "Add a chunk (16-bit PCM bytes or float samples, 16 kHz mono); the state after it."
+        self._check_open()
+        samples = pcm16_samples(chunk)
+        seconds = (self.fed + len(samples)) / SAMPLE_RATE
+        if seconds > self.max_seconds:
+            raise STTError('too_long', f'the recording is longer than {self.max_seconds:g} s, the limit', {'seconds': seconds, 'limit': self.max_seconds})
+        self.fed += len(samples)
+        self._heard(samples, self.endpointer.push(self.vad(samples)))
+        return self.state
+
+    def _heard(self, samples:np.ndarray, events:list[tuple[str, int]]): self._pieces.append(samples)
+
+    @property
+    def state(self) -> StreamState:
+        return StreamState('', '', self.endpointer.state == 'speech', self.endpointer.state == 'ended', self.fed / SAMPLE_RATE)
+
+    def finish(self) -> Transcript:
+        "The transcript of everything fed; the stream takes no more chunks afterwards."
+        self._check_open()
+        self.finished = True
+        return self._transcript()
+
+    def _transcript(self) -> Transcript:
+        samples = np.concatenate(self._pieces) if self._pieces else np.zeros(0, np.float32)
+        return self.transcriber.transcribe(encode_audio(samples), self.lang)
+
+def _agreed(previous:list[int], current:list[int], starts_word) -> int:
+    "How many leading tokens two hypotheses share, cut back to a word boundary: where both go on with a new word."
+    n = 0
+    while n < min(len(previous), len(current)) and previous[n] == current[n]: n += 1
+    while n > 0 and not (n < len(previous) and n < len(current) and starts_word(previous[n]) and starts_word(current[n])): n -= 1
+    return n
+
+class WhisperStream(AudioStream):
+    """Local Whisper, decoding while the audio arrives. At a pause (`Endpointer.pause_s`) the segment so far is decoded
+    and kept; while speaking, the open segment is re-decoded every `update_s` s of speech and the words two successive
+    hypotheses agree on are committed (LocalAgreement); `finish` decodes only what is left, with the committed words
+    forced as a prefix. The encoder sees the segment's audio plus `pad_s` s of padding, not a 30 s window."""
+    def __init__(self, transcriber:WhisperTranscriber|None=None, lang:str|None=None, update_s:float=1.0,
+                 pad_s:float=2.0, preroll_s:float=0.3, tail_s:float=0.2, endpointer:Endpointer|None=None):
+        super().__init__(transcriber or WhisperTranscriber(), lang, endpointer)
+        self.lang_given, self.update_s, self.pad_s, self.preroll_s, self.tail_s = lang is not None, update_s, pad_s, preroll_s, tail_s
+        self.segments: list[str] = []                   # the text of every closed segment
+        self._previous: list[int] = []                  # their tokens: Whisper's prompt for the next segment
+        self._audio, self._start = np.zeros(0, np.float32), 0       # the open segment's samples, and where they start in the stream
+        self._committed, self._last, self._speech_in_segment, self._since_update = [], [], False, 0
+        self.stats, self._tokenizers = {'decodes': 0, 'decode_ms': 0.0, 'tokens_decoded': 0}, {}
+
+    @property
+    def state(self) -> StreamState:
+        open_ = lambda tokens: self._text(tokens) if self._speech_in_segment else ''
+        join = lambda *parts: ' '.join(p for p in parts if p)
+        return replace(super().state, text=join(*self.segments, open_(self._last)), committed=join(*self.segments, open_(self._committed)))
+
+    def _heard(self, samples:np.ndarray, events:list[tuple[str, int]]):
+        self._audio = np.concatenate([self._audio, samples])
+        for event, frame in events:
+            if event == 'start': self._speech_in_segment = True
+            elif event == 'pause': self._close_segment(frame * SileroVAD.FRAME + int(self.tail_s * SAMPLE_RATE))
+        if self.endpointer.state == 'speech':
+            self._since_update += len(samples)
+            if self._since_update >= self.update_s * SAMPLE_RATE: self._update()
+        elif not self._speech_in_segment: self._drop_silence()
+
+    def _transcript(self) -> Transcript:
+        t0 = time.perf_counter()
+        if self._speech_in_segment: self._close_segment(self.fed)
+        text = ' '.join(self.segments)
+        if not text: raise STTError('no_speech', details={'audio_seconds': self.fed / SAMPLE_RATE})
+        ms = (time.perf_counter() - t0) * 1e3
+        return Transcript(text, self.lang, self.transcriber.name, ms, {
+            'model': self.transcriber.model_name, 'streamed': True, 'audio_seconds': self.fed / SAMPLE_RATE,
+            'segments': len(self.segments), 'finish_ms': ms, 'lang_detected': not self.lang_given, **self.stats})
+
+    def _drop_silence(self):
+        "Before speech, keep only the last `preroll_s` s (the start of a word Silero has not yet called speech)."
+        keep = int(self.preroll_s * SAMPLE_RATE)
+        if len(self._audio) > keep: self._start += len(self._audio) - keep; self._audio = self._audio[-keep:]
+
+    def _tokenizer(self):
+        "Whisper's tokenizer for the stream's language (the first served language until one is detected)."
+        from faster_whisper.tokenizer import Tokenizer
+        lang = self.lang or self.transcriber.languages[0]
+        if lang not in self._tokenizers:
+            whisper = self.transcriber._whisper()
+            self._tokenizers[lang] = Tokenizer(whisper.hf_tokenizer, whisper.model.is_multilingual, task='transcribe', language=lang)
+        return self._tokenizers[lang]
+
+    def _text(self, tokens:list[int]) -> str: return self._tokenizer().decode(tokens).strip() if tokens else ''
+
+    def _decode(self, samples:np.ndarray, prefix:list[int]) -> tuple[list[int], bool]:
+        "(the tokens of `samples`, starting with `prefix`; whether Whisper judged them no speech). The language is detected until words are committed."
+        from faster_whisper.audio import pad_or_trim
+        t0 = time.perf_counter()
+        whisper = self.transcriber._whisper()
+        with model_lock(whisper):
+            features = whisper.feature_extractor(samples)
+            encoded = whisper.encode(pad_or_trim(features, features.shape[-1] + int(self.pad_s * SAMPLE_RATE / whisper.feature_extractor.hop_length)))
+            t_encoded = time.perf_counter()
+            if not self.lang_given and not self.segments and not self._committed:
+                self.lang = self.transcriber.pick_language(self.transcriber.language_probs(encoded))[0]
+            tokenizer = self._tokenizer()
+            previous = [tokenizer.sot_prev, *self._previous[-(whisper.max_length // 2 - 1):]] if self._previous else []
+            out = whisper.model.generate(encoded, [[*previous, *tokenizer.sot_sequence, tokenizer.no_timestamps, *prefix]],
+                                         beam_size=self.transcriber.beam_size, max_length=min(224, len(prefix) + int(10 + 25 * len(samples) / SAMPLE_RATE)),
+                                         suppress_blank=True, suppress_tokens=[-1], return_scores=True, return_no_speech_prob=True)[0]
+        tokens = [t for t in out.sequences_ids[0] if t < tokenizer.eot]
+        no_speech = out.no_speech_prob > self.transcriber.NO_SPEECH_PROB and (float(out.scores[0]) if out.scores else 0.0) < self.transcriber.LOW_LOGPROB
+        t_done = time.perf_counter()
+        self.stats['decodes'] += 1; self.stats['tokens_decoded'] += len(tokens) - len(prefix); self.stats['decode_ms'] += (t_done - t0) * 1e3
+        self.last_decode = {'seconds': len(samples) / SAMPLE_RATE, 'encode_ms': (t_encoded - t0) * 1e3, 'generate_ms': (t_done - t_encoded) * 1e3,
+                            'prefix_tokens': len(prefix), 'new_tokens': len(tokens) - len(prefix)}
+        return tokens, no_speech
+
+    def _update(self):
+        "Re-decode the open segment; commit the words this hypothesis and the last one agree on."
+        self._since_update = 0
+        tokens, _ = self._decode(self._audio, self._committed)
+        vocabulary = self.transcriber._whisper().hf_tokenizer
+        agreed = _agreed(self._last, tokens, lambda t: vocabulary.id_to_token(t).startswith('Ġ'))
+        self._committed, self._last = tokens[:max(len(self._committed), agreed)], tokens
+
+    def _close_segment(self, end:int):
+        "Decode the open segment up to stream sample `end` and keep its text; the audio after `end` starts the next segment."
+        cut = max(0, min(len(self._audio), end - self._start))
+        tokens, no_speech = self._decode(self._audio[:cut], self._committed) if cut >= MIN_SECONDS * SAMPLE_RATE else ([], True)
+        if tokens and not no_speech: self.segments.append(self._text(tokens)); self._previous += tokens
+        self._audio, self._start = self._audio[cut:], self._start + cut
+        self._committed, self._last, self._speech_in_segment, self._since_update = [], [], False, 0
+
+def open_stream(transcriber:Transcriber, lang:str|None=None, **kwargs) -> AudioStream:
+    "A stream for `transcriber`: local Whisper decodes while the audio arrives (`WhisperStream`); any other transcriber gets the whole recording at the end."
+    return WhisperStream(transcriber, lang, **kwargs) if isinstance(transcriber, WhisperTranscriber) else AudioStream(transcriber, lang, **kwargs)
 
 # %% ../nbs/15_stt.ipynb #ef66a2dd
 from .text import normalize, tokenize
