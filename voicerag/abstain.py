@@ -113,11 +113,16 @@ class Abstainer:
 
     def threshold_for(self, lang:str) -> float: return self.thresholds.get(lang, self.thresholds['default'])
 
+    @property
+    def name(self) -> str:
+        "Which abstainer this is, as `Result.meta` names it: its file's `name` (e.g. 'portable'), else the index it was fitted for."
+        return str(self.meta.get('name') or self.meta.get('index') or 'unnamed')
+
     def check(self, confidence:Mapping, query:str, lang:str) -> Verdict:
         "`no_context` below the asker language's threshold; passed unjudged (`facts['judged']` False) when the search lacks the rule's evidence."
-        if missing := self.missing(confidence): return Verdict(True, facts={'rule': self.rule, 'judged': False, 'missing': missing})
+        if missing := self.missing(confidence): return Verdict(True, facts={'name': self.name, 'rule': self.rule, 'judged': False, 'missing': missing})
         score, threshold = self.score(confidence, query), self.threshold_for(lang)
-        facts = {'rule': self.rule, 'judged': True, 'score': round(score, 4), 'threshold': round(threshold, 4)}
+        facts = {'name': self.name, 'rule': self.rule, 'judged': True, 'score': round(score, 4), 'threshold': round(threshold, 4)}
         if score < threshold: return Verdict(False, 'no_context', 'The best passage does not match the question well enough.', facts)
         return Verdict(True, facts=facts)
 

@@ -10,7 +10,7 @@ from .core import Config, VoiceragError
 from .data import default_corpus
 from .encoders import make_encoder
 from .index import IndexLoadError, Retriever, build_index, index_path, limit_blas_threads, load_index, save_index
-from .paths import fitted_path
+from .paths import fitted_path, package_file
 from .rerank import Reranker, RerankingRetriever, rerank_path, reranker_fingerprint
 from .abstain import Abstainer
 from .reader import Reader
@@ -18,9 +18,9 @@ from .answerability import Answerability
 from .pipeline import Pipeline
 
 # %% auto #0
-__all__ = ['INDEX_NAME', 'calibration_path', 'serving_retriever', 'load_abstainer', 'load_reader', 'served_pipeline',
-           'default_index_path', 'named_index_path', 'build_default_index', 'build_named_index', 'ensure_index',
-           'load_pipeline']
+__all__ = ['PORTABLE', 'INDEX_NAME', 'calibration_path', 'serving_retriever', 'portable_calibration_path', 'load_abstainer',
+           'load_reader', 'served_pipeline', 'default_index_path', 'named_index_path', 'build_default_index',
+           'build_named_index', 'ensure_index', 'load_pipeline']
 
 # %% ../nbs/16a_serving.ipynb #01fd8898
 _log = logging.getLogger('voicerag.serving')           # __name__ of the module; spelled out so the notebook logs under it too
@@ -43,18 +43,39 @@ def serving_retriever(index, encoder, config, reranker=None):
             return retriever
     return RerankingRetriever(retriever, reranker)
 
-def load_abstainer(config, retriever, path=None):
-    "The abstainer saved for this retriever, or None (with a warning) when there is none or it was fitted for another one."
-    path = Path(path) if path is not None else calibration_path(config)
+PORTABLE = 'portable'         # the abstainer for an index that has none of its own (11a_portable)
+
+def portable_calibration_path() -> Path:
+    "The portable abstainer shipped in the package: fitted on evidence every index has (no re-ranker), for one encoder."
+    return package_file('models', f'calibration_{PORTABLE}.json')
+
+def _own_abstainer(config, retriever, path:Path):
+    "The abstainer at `path` when it was fitted for exactly this encoder, index, re-ranker and corpus; else None (warned when it exists)."
     if not path.exists(): return None
     abstainer = Abstainer.load(path)
     expected = {'encoder': retriever.encoder.name, 'index': config.index_name, 'reranker': reranker_fingerprint(retriever)}
+    if 'corpus' in abstainer.meta: expected['corpus'] = retriever.index.manifest['corpus']['checksum']   # fitted by voicerag-calibrate
     fitted = {k: abstainer.meta.get(k) for k in expected}
     if fitted != expected:
-        warnings.warn(f'{path.name} was fitted for {fitted}, this pipeline is {expected}: '
-                      'using the default retrieval floor instead; refit it in 11_calibrate')
+        warnings.warn(f'{path.name} was fitted for {fitted}, this pipeline is {expected}: not used; '
+                      f'refit it (voicerag-calibrate --name {config.index_name})')
         return None
     return abstainer
+
+def _portable_abstainer(retriever, path:Path):
+    "The portable abstainer at `path` when it was fitted for this encoder; else None, with a warning: the pipeline has only the floor."
+    abstainer = Abstainer.load(path) if path.exists() else None
+    if abstainer is None or abstainer.meta.get('encoder') != retriever.encoder.name:
+        warnings.warn(f'no abstainer fits this index (encoder {retriever.encoder.name}): only the default retrieval floor '
+                      'declines; fit one with voicerag-calibrate')
+        return None
+    return abstainer
+
+def load_abstainer(config, retriever, path=None, portable=None):
+    "The abstainer fitted for this retriever (`path`, default `calibration_path`); else the portable one (`portable`) for its encoder; else None, warned."
+    own = _own_abstainer(config, retriever, Path(path) if path is not None else calibration_path(config))
+    if own is not None: return own
+    return _portable_abstainer(retriever, Path(portable) if portable is not None else portable_calibration_path())
 
 def load_reader(config) -> tuple:
     "The short-answer reader and the answerability model shipped with the package, when `config.reader` (else None, None)."
@@ -70,9 +91,10 @@ def served_pipeline(index, encoder, config, transcriber=None, reader=None, answe
                         reader=reader, answerability=answerability)
     record = {'index': config.index_name, 'encoder': encoder.name, 'reranker': reranker_fingerprint(retriever),
               'abstainer': pipeline.abstainer.rule if pipeline.abstainer is not None else 'floor',
+              'abstainer_name': pipeline.abstainer.name if pipeline.abstainer is not None else 'floor',
               'reader': getattr(reader, 'name', None), 'answerability': answerability is not None, 'top_k': config.top_k}
-    _log.info('served pipeline: index %s, encoder %s, re-ranker %s, abstainer %s, reader %s', record['index'], record['encoder'],
-              record['reranker'], record['abstainer'], record['reader'], extra={'voicerag': record})
+    _log.info('served pipeline: index %s, encoder %s, re-ranker %s, abstainer %s (%s), reader %s', record['index'], record['encoder'],
+              record['reranker'], record['abstainer_name'], record['abstainer'], record['reader'], extra={'voicerag': record})
     return pipeline
 
 # %% ../nbs/16a_serving.ipynb #4fec59f8
