@@ -4,16 +4,17 @@
 
 # %% ../nbs/06_dense.ipynb #86f8ebcc
 from __future__ import annotations
-import json
+import json, os
 from pathlib import Path
 from typing import Protocol
 import numpy as np
 from .core import DataError, atomic_write_json
-from .bm25 import Ranking, candidate_rows, check_k, load_array, ranking_from, save_array
+from .bm25 import Ranking, candidate_rows, check_k, load_array, ranking_from
 
 # %% auto #0
-__all__ = ['BACKENDS', 'DEFAULT_BACKEND', 'DENSE_FORMAT', 'exact_scores', 'score_slack', 'Backend', 'NumpyBackend',
-           'FaissBackend', 'DenseIndex']
+__all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'BACKENDS', 'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'DENSE_FORMAT',
+           'exact_scores', 'score_slack', 'Backend', 'NumpyBackend', 'FaissBackend', 'exact_top', 'recall_at',
+           'calibrate_ef', 'HnswBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
@@ -26,7 +27,7 @@ def score_slack(dim:int, query_norm, max_row_norm:float):
 
 # %% ../nbs/06_dense.ipynb #c446ff01
 class Backend(Protocol):
-    "Finds, per query, rows that include its exact top k (see `candidate_rows`)."
+    "Finds, per query, rows that include its exact top k (see `candidate_rows`), or for an approximate backend its best guess."
     name: str
     def candidates(self, queries:np.ndarray, k:int, slacks:np.ndarray) -> list[np.ndarray]: ...
 
@@ -69,8 +70,76 @@ class FaissBackend:
             todo, fetch = np.array(unresolved, dtype=np.int64), min(self.n, 4 * fetch)
         return out
 
-BACKENDS = {'numpy': NumpyBackend, 'faiss': FaissBackend}
+# %% ../nbs/06_dense.ipynb #b5601c81
+ANN_TARGET_RECALL = 0.995            # calibration target for recall@10 on probe rows (the requirement is 0.99 on queries)
+ANN_MIN_ROWS = 50_000                # 'auto' uses HNSW from this many rows on: chosen from the measurement in this notebook
+EF_LADDER = (32, 64, 128, 256, 512, 1024)
+
+def exact_top(vectors:np.ndarray, queries:np.ndarray, k:int, block:int=65_536) -> np.ndarray:
+    "Row numbers of each query's `k` highest inner products (unordered within the k), scanning `vectors` in blocks."
+    best_s = np.full((len(queries), 0), -np.inf, np.float32); best_r = np.zeros((len(queries), 0), np.int64)
+    for start in range(0, len(vectors), block):
+        s = queries @ np.asarray(vectors[start:start + block]).T
+        s, r = np.hstack([best_s, s]), np.hstack([best_r, np.broadcast_to(np.arange(start, start + s.shape[1]), s.shape)])
+        keep = np.argpartition(-s, min(k, s.shape[1] - 1), axis=1)[:, :k]
+        best_s, best_r = np.take_along_axis(s, keep, 1), np.take_along_axis(r, keep, 1)
+    return best_r
+
+def recall_at(found:np.ndarray, truth:np.ndarray) -> float:
+    "Mean over queries of |found ∩ truth| / |truth| (rows of two (queries, k) arrays; -1 in `found` is nothing)."
+    return float(np.mean([len(set(f.tolist()) & set(t.tolist())) / len(t) for f, t in zip(found, truth)]))
+
+def _hnsw_search(index, queries:np.ndarray, k:int, ef:int) -> np.ndarray:
+    import faiss
+    params = faiss.SearchParametersHNSW()
+    params.efSearch = max(ef, k)                        # per call: no shared state is changed, so threads can share the index
+    return index.search(queries, k, params=params)[1]
+
+def calibrate_ef(index, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=200, seed:int=0) -> tuple[int, float]:
+    "The smallest `efSearch` of `EF_LADDER` with recall@10 >= `target` on probe rows (their own row left out), and that recall."
+    rows = np.sort(np.random.default_rng(seed).choice(len(vectors), min(probes, len(vectors)), replace=False))
+    probe = np.ascontiguousarray(vectors[rows])
+    k = min(11, len(vectors))
+    truth = [t[t != r][:k - 1] for t, r in zip(exact_top(vectors, probe, k), rows)]
+    for ef in EF_LADDER:
+        found = [f[f != r] for f, r in zip(_hnsw_search(index, probe, k, ef), rows)]
+        recall = float(np.mean([len(set(f.tolist()) & set(t.tolist())) / max(1, len(t)) for f, t in zip(found, truth)]))
+        if recall >= target: break
+    return ef, recall
+
+class HnswBackend:
+    "Approximate: faiss `IndexHNSWFlat` (inner product), `efSearch` calibrated to recall@10 >= `ANN_TARGET_RECALL` on probe rows."
+    name = 'hnsw'
+    links, ef_construction, add_block = 32, 80, 50_000
+
+    def __init__(self, vectors:np.ndarray, graph=None, ann:dict|None=None, progress:bool=False):
+        self.n = len(vectors)
+        self.graph = graph if graph is not None else self._build(vectors, progress)
+        self.ann = ann or dict(zip(('ef_search', 'probe_recall_at_10'), calibrate_ef(self.graph, vectors)),
+                               kind='hnsw', links=self.links, ef_construction=self.ef_construction)
+
+    def _build(self, vectors:np.ndarray, progress:bool):
+        import faiss
+        from tqdm.auto import tqdm
+        graph = faiss.IndexHNSWFlat(vectors.shape[1], self.links, faiss.METRIC_INNER_PRODUCT)
+        graph.hnsw.efConstruction = self.ef_construction
+        for start in tqdm(range(0, len(vectors), self.add_block), desc=f'HNSW graph over {len(vectors):,} rows',
+                          unit_scale=self.add_block, disable=not progress):
+            graph.add(np.ascontiguousarray(vectors[start:start + self.add_block]))
+        return graph
+
+    def candidates(self, queries:np.ndarray, k:int, slacks:np.ndarray) -> list[np.ndarray]:
+        return [np.sort(r[r >= 0]) for r in _hnsw_search(self.graph, queries, min(k, self.n), self.ann['ef_search'])]
+
+BACKENDS = {'numpy': NumpyBackend, 'faiss': FaissBackend, 'hnsw': HnswBackend}
+EXACT_BACKENDS = ('numpy', 'faiss')
 DEFAULT_BACKEND = 'numpy'    # faiss was never meaningfully faster, up to 200,000 rows: measured at the end of this notebook
+
+def resolve_backend(backend:str, rows:int) -> str:
+    "The backend that searches `rows` rows: 'auto' is HNSW from `ANN_MIN_ROWS` rows on, else numpy; any other name is itself."
+    if backend == 'auto': return 'hnsw' if rows >= ANN_MIN_ROWS else 'numpy'
+    if backend not in BACKENDS: raise ValueError(f'unknown dense backend {backend!r}; use one of {[*BACKENDS, "auto"]}')
+    return backend
 
 # %% ../nbs/06_dense.ipynb #7afb6af5
 DENSE_FORMAT = 'voicerag.dense/1'
@@ -92,18 +161,51 @@ def _as_queries(queries, dim:int) -> np.ndarray:
     if not np.isfinite(q).all(): raise ValueError('query vectors hold NaN or infinity')
     return q.reshape(-1, dim)
 
+def _replace_synced(tmp:Path, final:Path):
+    "Flush `tmp` to disk and rename it to `final` (atomic on one file system)."
+    with open(tmp, 'rb') as f: os.fsync(f.fileno())
+    os.replace(tmp, final)
+
+def write_npy(path, array:np.ndarray, block:int=65_536) -> Path:
+    "Write `array` (or a memory map) to `path` as .npy block by block, atomically: no second copy in memory, unlike `save_array`."
+    path, array = Path(path), np.asarray(array)
+    tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
+    try:
+        out = np.lib.format.open_memmap(tmp, mode='w+', dtype=array.dtype, shape=array.shape)
+        for start in range(0, len(array), block): out[start:start + block] = array[start:start + block]
+        out.flush(); del out
+        _replace_synced(tmp, path)
+    finally: tmp.unlink(missing_ok=True)
+    return path
+
+def _load_vectors(path:Path, mapped:bool) -> np.ndarray:
+    "vectors.npy read whole, or mapped from disk (`mapped`); a missing or unreadable file is a DataError."
+    if not mapped: return load_array(path)
+    try: return np.load(path, mmap_mode='r', allow_pickle=False)
+    except FileNotFoundError: raise DataError('array file is missing', path=path) from None
+    except (ValueError, OSError) as e: raise DataError(f'array file is unreadable: {e}', path=path) from e
+
+def _read_graph(path:Path, rows:int):
+    import faiss
+    try: graph = faiss.read_index(str(path))
+    except RuntimeError as e: raise DataError(f'cannot read the HNSW graph: {str(e).splitlines()[0]}', path=path) from None
+    if graph.ntotal != rows: raise DataError(f'the HNSW graph holds {graph.ntotal} rows, dense.json says {rows}', path=path)
+    return graph
+
 class DenseIndex:
-    "Exact inner-product search over rows `0..n-1`; every backend returns the same `Ranking`s."
-    def __init__(self, vectors, backend:str=DEFAULT_BACKEND):
-        if backend not in BACKENDS: raise ValueError(f'unknown dense backend {backend!r}; use one of {list(BACKENDS)}')
+    "Inner-product search over rows `0..n-1`: exact backends return the same `Ranking`s, HNSW its calibrated approximation."
+    def __init__(self, vectors, backend:str=DEFAULT_BACKEND, graph=None, ann:dict|None=None, progress:bool=False):
         self.vectors = _as_vectors(vectors)
+        name = resolve_backend(backend, len(self.vectors))
         self.max_row_norm = float(np.linalg.norm(self.vectors, axis=1).max(initial=0.0))
-        self.backend = BACKENDS[backend](self.vectors)
+        if name != 'hnsw': self.backend = BACKENDS[name](self.vectors)
+        elif len(self.vectors): self.backend = HnswBackend(self.vectors, graph, ann, progress)
+        else: self.backend = NumpyBackend(self.vectors)            # nothing to walk: an empty index answers empty
 
     @classmethod
-    def build(cls, vectors, backend:str=DEFAULT_BACKEND) -> DenseIndex:
-        "An index over `vectors` (row i is `vectors[i]`), searched with `backend` ('numpy' or 'faiss')."
-        return cls(vectors, backend)
+    def build(cls, vectors, backend:str=DEFAULT_BACKEND, progress:bool=False) -> DenseIndex:
+        "An index over `vectors` (row i is `vectors[i]`), searched with `backend` ('numpy', 'faiss', 'hnsw' or 'auto')."
+        return cls(vectors, backend, progress=progress)
 
     @property
     def dim(self) -> int: return self.vectors.shape[1]
@@ -123,20 +225,32 @@ class DenseIndex:
         return [ranking_from(rows, exact_scores(self.vectors[rows], qi), k) for rows, qi in zip(found, q)]
 
     def save(self, folder) -> Path:
-        "Write `vectors.npy`, then the `dense.json` marker, each atomically."
+        "Write `vectors.npy` (and `hnsw.faiss` for an HNSW index), then the `dense.json` marker, each atomically."
         folder = Path(folder)
-        save_array(folder/'vectors.npy', self.vectors)
-        atomic_write_json(folder/'dense.json', {'format': DENSE_FORMAT, 'rows': len(self), 'dim': self.dim})
+        folder.mkdir(parents=True, exist_ok=True)
+        write_npy(folder/'vectors.npy', self.vectors)
+        meta = {'format': DENSE_FORMAT, 'rows': len(self), 'dim': self.dim}
+        if isinstance(self.backend, HnswBackend):
+            import faiss
+            tmp = folder/f'.hnsw.faiss.tmp-{os.getpid()}'
+            faiss.write_index(self.backend.graph, str(tmp))
+            _replace_synced(tmp, folder/'hnsw.faiss')
+            meta['ann'] = self.backend.ann
+        atomic_write_json(folder/'dense.json', meta)
         return folder
 
     @classmethod
     def load(cls, folder, backend:str=DEFAULT_BACKEND) -> DenseIndex:
-        "Read an index written by `save`, searched with `backend`; a missing or inconsistent folder is a DataError."
-        marker = Path(folder)/'dense.json'
+        "Read an index written by `save`, searched with `backend` (a saved HNSW graph is reused); a missing or inconsistent folder is a DataError."
+        folder = Path(folder)
+        marker = folder/'dense.json'
         if not marker.exists(): raise DataError('not a saved voicerag dense index (dense.json is missing)', path=marker)
         meta = json.loads(marker.read_text(encoding='utf-8'))
         if meta.get('format') != DENSE_FORMAT: raise DataError(f'unknown dense index format {meta.get("format")!r}', path=marker, field='format')
-        vectors = load_array(Path(folder)/'vectors.npy')
+        name = resolve_backend(backend, meta['rows'])
+        saved = name == 'hnsw' and 'ann' in meta
+        vectors = _load_vectors(folder/'vectors.npy', mapped=name == 'hnsw')
         if vectors.shape != (meta['rows'], meta['dim']):
-            raise DataError(f'vectors.npy has shape {vectors.shape}, dense.json says {(meta["rows"], meta["dim"])}', path=Path(folder)/'vectors.npy')
-        return cls(vectors, backend)
+            raise DataError(f'vectors.npy has shape {vectors.shape}, dense.json says {(meta["rows"], meta["dim"])}', path=folder/'vectors.npy')
+        graph = _read_graph(folder/'hnsw.faiss', meta['rows']) if saved else None
+        return cls(vectors, name, graph, meta['ann'] if saved else None)
