@@ -6,11 +6,11 @@
 from __future__ import annotations
 import asyncio, hmac, ipaddress, logging, os, threading, time, uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Literal
 from .core import Config, Result, State, VoiceragError
-from .stt import Unavailable, sniff_format, transcriber_or_unavailable
-from fastapi import FastAPI, Request
+from .stt import FinishStream, STTError, Unavailable, open_stream, sniff_format, transcriber_or_unavailable
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -21,7 +21,7 @@ _log = logging.getLogger('voicerag.serve')            # spelled out so the noteb
 # %% auto #0
 __all__ = ['ServeSettings', 'is_loopback', 'check_exposure', 'error_id', 'public_result', 'cited_passages', 'status_of', 'Busy',
            'Service', 'pipeline_loader', 'Metrics', 'AskRequest', 'CitationOut', 'ResultOut', 'Problem', 'BodyError',
-           'read_body', 'parse_ask', 'audio_params', 'create_app', 'ServerThread', 'serve', 'main']
+           'read_body', 'parse_ask', 'is_stop', 'audio_params', 'create_app', 'ServerThread', 'serve', 'main']
 
 # %% ../nbs/92_serve.ipynb #4f5f96fd
 @dataclass(frozen=True)
@@ -215,6 +215,12 @@ def parse_ask(body:bytes, content_type:str) -> AskRequest:
         kind = 'malformed_json' if first['type'] == 'json_invalid' else 'invalid_request'
         raise BodyError(400 if kind == 'malformed_json' else 422, kind, f'{where}: {first["msg"]}') from None
 
+def is_stop(text:str|None) -> bool:
+    "Whether a WebSocket text message is the stop command, `{\"type\": \"stop\"}`."
+    import json
+    try: return json.loads(text or '').get('type') == 'stop'
+    except (ValueError, AttributeError): return False
+
 def audio_params(query) -> tuple[str|None, list[str]|None]:
     "`lang` and `langs` of an audio request's query string (`?lang=hi&langs=en,hi`), checked."
     lang = query.get('lang') or None
@@ -319,6 +325,43 @@ def create_app(load, settings:ServeSettings|None=None):
                                                         ('passages', "'1': also return the cited passages"))]})
     async def ask_audio(request:Request):
         return await answer(request, 'ask-audio', settings.max_audio_bytes, audio_work)
+
+    @app.websocket('/v1/ask-stream')
+    async def ask_stream(ws:WebSocket):
+        "A spoken question streamed: binary messages of 16-bit PCM (16 kHz mono) in, partial transcripts out, the answer once the speaker pauses or the client sends {\"type\": \"stop\"}."
+        t0, rid = time.perf_counter(), error_id()
+        async def refuse(code:int, error:str, detail:str, accepted:bool=True):
+            if not accepted: await ws.accept()
+            await ws.send_json({'type': 'error', 'error': error, 'detail': detail})
+            await ws.close(code)
+            metrics.observe('ask-stream', code, time.perf_counter() - t0)
+            log_request('ask-stream', code, (time.perf_counter() - t0) * 1e3, rid, error=error)
+        if not authorized(ws): return await refuse(1008, 'unauthorized', 'send the API token as "Authorization: Bearer <token>"', False)
+        if service.not_ready: return await refuse(1013, 'not_ready', service.not_ready, False)
+        try: lang, langs = audio_params(ws.query_params)
+        except BodyError as e: return await refuse(1008, e.error, e.detail, False)
+        await ws.accept()
+        stream, stopped_by = open_stream(service.transcriber, lang), None
+        try:
+            while stopped_by is None:
+                message = await asyncio.wait_for(ws.receive(), settings.body_timeout_s)
+                if message['type'] == 'websocket.disconnect': return
+                if message.get('bytes') is not None:
+                    state = await service.run(lambda chunk=message['bytes']: stream.feed(chunk))
+                    await ws.send_json({'type': 'partial', **asdict(state)})
+                    stopped_by = 'pause' if state.ended else None
+                elif is_stop(message.get('text')): stopped_by = 'client'
+                else: return await refuse(1003, 'invalid_message', 'send audio as binary messages (16-bit PCM, 16 kHz mono) and {"type": "stop"} to stop')
+            await ws.send_json({'type': 'stopped', 'by': stopped_by})
+            result = await service.run(lambda: service.pipeline.ask_audio(b'', FinishStream(stream), lang, langs, request_id=rid))
+        except STTError as e: return await refuse(1007, e.reason, str(e))
+        except Busy: return await refuse(1013, 'busy', 'every worker is busy and the queue is full: retry in a moment')
+        except TimeoutError: return await refuse(1011, 'timeout', f'no audio for {settings.body_timeout_s:g} s, or no answer within {settings.timeout_s:g} s')
+        except WebSocketDisconnect: return
+        await ws.send_json({'type': 'result', 'result': public_result(result)})
+        await ws.close(1000)
+        metrics.observe('ask-stream', 1000, time.perf_counter() - t0, result)
+        log_request('ask-stream', 1000, (time.perf_counter() - t0) * 1e3, rid, result)
 
     @app.get('/v1/health', summary='Alive')
     async def health(): return {'status': 'ok'}
