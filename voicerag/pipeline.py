@@ -8,6 +8,9 @@ import logging, time, uuid
 from dataclasses import dataclass, field
 from .core import Answer, Citation, Config, Result, StageTimer, State, VoiceragError
 from .text import dominant_script
+from .router import romanized_hindi
+from .romanized import hindi_transliterator, romanize
+from .index import derived
 from .guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval
 from .extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
 from .answerability import answer_features, context_of
@@ -53,9 +56,9 @@ def message_for(state:State, lang:str, verdict:Verdict|None=None) -> str:
     return MESSAGES[state][lang]
 
 def asker_language(text:str, hint:str|None=None) -> str:
-    "'hi' or 'en': the hint when it is one of them, else by the script the question is mostly written in."
+    "'hi' or 'en': the hint when it is one of them, else 'hi' for Devanagari or Hindi in Latin letters (`router.romanized_hindi`)."
     if hint in ('hi', 'en'): return hint
-    return 'hi' if isinstance(text, str) and dominant_script(text) == 'devanagari' else 'en'
+    return 'hi' if isinstance(text, str) and (dominant_script(text) == 'devanagari' or romanized_hindi(text)) else 'en'
 
 # %% ../nbs/16_pipeline.ipynb #1df8bf12
 _log = logging.getLogger('voicerag.pipeline')          # __name__ of the module; spelled out so the notebook logs under it too
@@ -121,14 +124,25 @@ class Pipeline:
         _log.info('request %s %s %s %.1f ms', rid, kind, record['state'], total_ms, extra={'voicerag': record})
         return result
 
-    def _ask_text(self, text:str, lang:str|None, langs) -> Result:
-        "`ask` without the log record: `ask_audio` logs its request once, as audio."
+    def _ask_text(self, text:str, lang:str|None, langs, heard_hindi:bool=False) -> Result:
+        "`ask` without the log record: `ask_audio` logs its request once, as audio (`heard_hindi`: the transcript's language is Hindi)."
         timer, asker = StageTimer(), asker_language(text, lang)
         try:
             if not isinstance(text, str): raise TypeError(f'a question must be text, got {type(text).__name__}')
+            if asker == 'hi' and dominant_script(text) == 'latin' and (heard_hindi or romanized_hindi(text)):
+                return self._ask_latin_hindi(text, langs, timer)
             return self._ask(text, asker, langs, timer)
         except Exception as e:                 # the contract: nothing escapes; details go to meta, never to the answer
             return self._finish(State.error, asker, timer, meta={'error': type(e).__name__, 'detail': str(e)[:500]})
+
+    def _ask_latin_hindi(self, text:str, langs, timer:StageTimer) -> Result:
+        "Hindi typed (or heard) in Latin letters: asked by its Devanagari reading (`romanized.Transliterator` over the index's Hindi words), answered in Hindi."
+        with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
+        if not verdict: return self._finish(State.refused_guardrail, 'hi', timer, verdict=verdict)
+        with timer('transliterate'): query = derived(self.retriever.index, 'hindi_transliterator', hindi_transliterator)(text)
+        result = self._ask(query, 'hi', langs, timer)
+        result.meta.update(romanized=True, devanagari_query=query, **({'answer_latin': romanize(result.answer)} if result.answer else {}))
+        return result
 
     def _finish(self, state:State, lang:str, timer:StageTimer, answer:Answer|None=None, verdict:Verdict|None=None,
                 confidence:dict|None=None, meta:dict|None=None, message:str|None=None) -> Result:
@@ -241,7 +255,8 @@ class Pipeline:
             return self._finish(State.stt_failed, user_lang, timer, message=f'{MESSAGES[State.stt_failed][user_lang]} ({why})',
                                 meta={'error': type(e).__name__, 'detail': why})
         stt_ms = (time.perf_counter() - t0) * 1e3
-        result = self._ask_text(transcript.text, lang or getattr(transcript, 'lang', None), langs)
+        heard = lang or getattr(transcript, 'lang', None)
+        result = self._ask_text(transcript.text, heard, langs, heard_hindi=heard == 'hi')
         result.timings = {'stt': stt_ms, **result.timings}
         result.meta.update(transcript=transcript.text, stt_lang=getattr(transcript, 'lang', None),
                            stt_provider=getattr(transcript, 'provider', None))

@@ -10,7 +10,7 @@ from .core import Config
 from .text import scripts_of
 
 # %% auto #0
-__all__ = ['question_type', 'Plan', 'route']
+__all__ = ['question_type', 'romanized_hindi', 'Plan', 'route']
 
 # %% ../nbs/08_router.ipynb #158c0682
 _TYPE_RULES = [
@@ -26,6 +26,19 @@ _TYPE_PATTERNS = [(name, regex.compile(p, regex.IGNORECASE)) for name, p in _TYP
 def question_type(query:str) -> str:
     "NUMERIC, TIME, LOCATION, PERSON, DESCRIPTION, ENTITY, or OTHER."
     return next((name for name, pat in _TYPE_PATTERNS if pat.search(query)), 'OTHER')
+
+# %% ../nbs/08_router.ipynb #49f27feb
+from .romanized import ENGLISH_MARKERS, HINDI_MARKERS
+
+_ASCII_WORD = regex.compile(r'[a-z]+')
+_DEVANAGARI = regex.compile(r'[\u0900-\u097f]')
+
+def romanized_hindi(text:str) -> bool:
+    "Latin-script Hindi or Hinglish: no Devanagari, at least one Hindi word that is not also English, and more such words than English function words."
+    if not isinstance(text, str) or _DEVANAGARI.search(text): return False
+    words = _ASCII_WORD.findall(text.lower())
+    hindi = sum(w in HINDI_MARKERS for w in words)
+    return hindi > 0 and hindi > sum(w in ENGLISH_MARKERS for w in words)
 
 # %% ../nbs/08_router.ipynb #d9b5b3f2
 @dataclass(frozen=True)
