@@ -242,3 +242,30 @@ def test_stops_cleanly_on_signals(home, tmp_path, sig):
         code = stop(served.process, sig)
     assert code in (0, -sig), code                     # uvicorn shuts down, then ends by the signal it caught, as Ctrl-C would
     assert 'Finished server process' in served.log.read_text(encoding='utf-8')      # ... after a clean shutdown
+
+def test_streamed_question_with_local_whisper(home, tmp_path):
+    "WS /v1/ask-stream with the real local Whisper: partial transcripts while the question arrives, the hands-free stop, the answer."
+    import numpy as np
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+    from voicerag.fakes import speak
+    from voicerag.stt import SAMPLE_RATE, decode_audio
+    samples = np.concatenate([decode_audio(speak(QUESTION, 'en')), np.zeros(SAMPLE_RATE * 3 // 2, np.float32)])
+    pcm = (np.clip(samples, -1, 1) * 32767).astype('<i2').tobytes()
+    chunks = [pcm[i:i + 8000] for i in range(0, len(pcm), 8000)]          # 250 ms each
+    with serving(server_env(home, VOICERAG_STT='whisper'), '--name', 'tiny', tmp=tmp_path) as served:
+        messages = []
+        with connect(served.url.replace('http://', 'ws://') + '/v1/ask-stream?lang=en', open_timeout=30) as ws:
+            try:
+                for chunk in chunks:
+                    ws.send(chunk)
+                    messages.append(json.loads(ws.recv(timeout=60)))
+                    if messages[-1]['ended']: break
+                while True: messages.append(json.loads(ws.recv(timeout=60)))
+            except ConnectionClosed: pass
+    partials = [m for m in messages if m['type'] == 'partial']
+    assert len(partials) < len(chunks) and messages[-2] == {'type': 'stopped', 'by': 'pause'}, [m['type'] for m in messages]
+    assert any(m['text'] for m in partials[:-1]), partials                  # words appeared before the end
+    result = messages[-1]['result']
+    assert result['state'] == 'answered' and '308' in result['answer'], result
+    assert 'defense surrender' in result['meta']['transcript'].lower(), result['meta']
