@@ -36,7 +36,7 @@ setuptools.setup(
                   f"{cfg['lib_path']}._data": ['*.gz', '*.jsonl', '*.txt', '*.md'],
                   f"{cfg['lib_path']}._demo": ['90_demo.ipynb']},
     install_requires=split_reqs('requirements'),
-    extras_require={'dev': split_reqs('dev_requirements')},
+    extras_require={'dev': split_reqs('dev_requirements'), 'scale': split_reqs('scale_requirements')},   # scale: voicerag-build --engine ray
     python_requires='>=' + cfg['min_python'],
     long_description=open('README.md', encoding='utf-8').read(),
     long_description_content_type='text/markdown',

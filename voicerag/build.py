@@ -11,7 +11,7 @@ from typing import Iterable, Iterator
 import numpy as np
 from tqdm.auto import tqdm
 import voicerag
-from .core import Config, DataError, Passage, atomic_write_json
+from .core import Config, DataError, Passage, VoiceragError, atomic_write_json
 from .text import dominant_script
 from .chunkers import make_chunker
 from .bm25 import BM25Index
@@ -20,7 +20,8 @@ from .index import INDEX_FORMAT, _check_strategies, _file_table, _swap_into_plac
 
 # %% auto #0
 __all__ = ['SHARD_FORMAT', 'SHARD_PASSAGES', 'fingerprint', 'passage_key', 'batches', 'VectorCache', 'write_shard', 'assemble',
-           'BuildReport', 'work_dir', 'build_streaming']
+           'BuildReport', 'work_dir', 'shards_folder', 'plan_shards', 'finish_build', 'build_streaming', 'ShardWriter',
+           'build_on_ray']
 
 # %% ../nbs/09a_build.ipynb #71ef4054
 SHARD_FORMAT = 'voicerag.build-shard/1'
@@ -172,7 +173,7 @@ def assemble(shards:list[Path], out:Path, scratch:Path, config:Config, encoder, 
 # %% ../nbs/09a_build.ipynb #5472aab5
 @dataclass
 class BuildReport:
-    "What `build_streaming` did: the index folder, and how much it encoded and how much it took from earlier work."
+    "What a sharded build did: the index folder, and how much it encoded and how much it took from earlier work."
     folder: Path
     passages: int
     shards: int
@@ -185,42 +186,99 @@ def work_dir(folder:Path) -> Path:
     "Where the shards of the index at `folder` are kept between builds: a hidden sibling folder."
     return folder.parent/f'.{folder.name}.build'
 
-def _clear_leftovers(folder:Path, shards:Path):
-    "Half-written folders of a killed build: temporary index folders next to `folder`, temporary shards."
+def shards_folder(folder:Path) -> Path:
+    "The shard folder of the index at `folder`, made ready: half-written folders of a killed build removed."
+    shards = work_dir(folder)/'shards'
+    shards.mkdir(parents=True, exist_ok=True)
     for stale in [*folder.parent.glob(f'.{folder.name}.tmp-*'), *shards.glob('.*')]: shutil.rmtree(stale, ignore_errors=True)
+    return shards
+
+def plan_shards(corpus:Iterable[Passage], fp:str, shards:Path, shard_passages:int=SHARD_PASSAGES) -> Iterator[tuple[Path, list[Passage], list[str]]]:
+    "The corpus cut into shards, as they stream by: each shard's folder (named by its content), passages and keys."
+    for part in batches(corpus, shard_passages):
+        keys = [passage_key(p, fp) for p in part]
+        yield shards/hashlib.sha256(' '.join(keys).encode('utf-8')).hexdigest()[:24], part, keys
+
+def finish_build(shards:list[Path], folder:Path, config:Config, encoder, name:str, corpus_name:str, started:float, progress:bool=True) -> dict:
+    "Assemble `shards` into a temporary folder, write the manifest last, swap it into place at `folder`; drop unused shards. Returns the counts."
+    if not shards: raise DataError('cannot build an index from an empty corpus', field='corpus')
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f'.{folder.name}.tmp-'))
+    try:
+        counts = assemble(shards, tmp, work_dir(folder)/'scratch', config, encoder, progress)
+        manifest = {'format': INDEX_FORMAT, 'name': name, 'config': config.to_dict(),
+                    'encoder': {'name': encoder.name, 'dim': int(encoder.dim)},
+                    'counts': {k: counts[k] for k in ('passages', 'documents', 'chunks')},
+                    'corpus': {'name': corpus_name, 'checksum': counts['checksum']},
+                    'build_seconds': round(time.perf_counter() - started, 3), 'voicerag_version': voicerag.__version__}
+        atomic_write_json(tmp/'manifest.json', dict(manifest, scripts=counts['scripts'], files=_file_table(tmp)))
+        _swap_into_place(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    for old in set(shards[0].parent.iterdir()) - set(shards): shutil.rmtree(old, ignore_errors=True)    # shards no longer in the corpus
+    return counts
 
 def build_streaming(corpus:Iterable[Passage], encoder, folder, config:Config|None=None, name:str|None=None,
                     shard_passages:int=SHARD_PASSAGES, batch:int=64, progress:bool=True) -> BuildReport:
     "Build the index of `corpus` into `folder` shard by shard: memory bounded, resumable, incremental; the same files as `build_index` + `save_index`."
     config, t0, folder = config or Config(), time.perf_counter(), Path(folder)
     _check_strategies(config)
-    shards_dir = work_dir(folder)/'shards'
-    shards_dir.mkdir(parents=True, exist_ok=True)
-    _clear_leftovers(folder, shards_dir)
-    chunkers, fp, cache = [make_chunker(spec, encoder) for spec in config.chunkers], fingerprint(encoder, config), VectorCache.scan(shards_dir)
+    shards = shards_folder(folder)
+    chunkers, fp, cache = [make_chunker(spec, encoder) for spec in config.chunkers], fingerprint(encoder, config), VectorCache.scan(shards)
     used, kept, encoded, passages = [], 0, 0, 0
     with tqdm(total=len(corpus) if hasattr(corpus, '__len__') else None, unit='passage', desc=f'encoding {folder.name}',
               disable=not progress, smoothing=0.1) as bar:
-        for part in batches(corpus, shard_passages):
-            keys = [passage_key(p, fp) for p in part]
-            shard = shards_dir/hashlib.sha256(' '.join(keys).encode('utf-8')).hexdigest()[:24]
+        for shard, part, keys in plan_shards(corpus, fp, shards, shard_passages):
             if (shard/'done.json').exists(): kept += 1
             else: encoded += write_shard(shard, part, keys, chunkers, encoder, cache, batch)
             used.append(shard); passages += len(part)
             bar.update(len(part)); bar.set_postfix(chunks_encoded=encoded, shards_kept=kept)
-    if not used: raise DataError('cannot build an index from an empty corpus', field='corpus')
-    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f'.{folder.name}.tmp-'))
-    try:
-        counts = assemble(used, tmp, work_dir(folder)/'scratch', config, encoder, progress)
-        manifest = {'format': INDEX_FORMAT, 'name': name or config.index_name, 'config': config.to_dict(),
-                    'encoder': {'name': encoder.name, 'dim': int(encoder.dim)},
-                    'counts': {k: counts[k] for k in ('passages', 'documents', 'chunks')},
-                    'corpus': {'name': getattr(corpus, 'name', ''), 'checksum': counts['checksum']},
-                    'build_seconds': round(time.perf_counter() - t0, 3), 'voicerag_version': voicerag.__version__}
-        atomic_write_json(tmp/'manifest.json', dict(manifest, scripts=counts['scripts'], files=_file_table(tmp)))
-        _swap_into_place(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    for old in set(shards_dir.iterdir()) - set(used): shutil.rmtree(old, ignore_errors=True)    # shards no longer in the corpus
+    counts = finish_build(used, folder, config, encoder, name or config.index_name, getattr(corpus, 'name', ''), t0, progress)
     return BuildReport(folder, passages, len(used), kept, sum(counts['chunks'].values()), encoded, round(time.perf_counter() - t0, 3))
+
+# %% ../nbs/09a_build.ipynb #304a50c8
+class ShardWriter:
+    "A Ray Data encoder actor: loads the encoder once, then chunks, encodes and writes whole shards (`write_shard`)."
+    def __init__(self, encoder_spec:str, chunker_specs:list[str], shards:str, batch:int=64):
+        from voicerag.encoders import make_encoder
+        self.encoder, self.batch = make_encoder(encoder_spec), batch
+        self.chunkers = [make_chunker(spec, self.encoder) for spec in chunker_specs]
+        self.cache = VectorCache.scan(Path(shards))
+
+    def __call__(self, batch:dict) -> dict:
+        encoded = []
+        for shard, passages, keys in zip(batch['shard'], batch['passages'], batch['keys']):
+            part = [Passage(d['id'], d['text'], d['lang'], d['doc_id'], d['title']) for d in json.loads(passages)]
+            encoded.append(write_shard(Path(shard), part, json.loads(keys), self.chunkers, self.encoder, self.cache, self.batch))
+        return {'shard': batch['shard'], 'encoded': np.array(encoded, dtype=np.int64)}
+
+def _shard_row(shard:Path, part:list[Passage], keys:list[str]) -> dict:
+    return {'shard': str(shard), 'keys': json.dumps(keys),
+            'passages': json.dumps([{'id': p.id, 'text': p.text, 'lang': p.lang, 'doc_id': p.doc_id, 'title': p.title} for p in part], ensure_ascii=False)}
+
+def build_on_ray(corpus:Iterable[Passage], config:Config, folder, workers:int=0, gpus_per_worker:float|None=None,
+                 shard_passages:int=SHARD_PASSAGES, batch:int=64, progress:bool=True) -> BuildReport:
+    "`build_streaming` with the shards encoded by a pool of Ray Data encoder actors (`ShardWriter`); one index, one manifest."
+    try: import ray
+    except ImportError: raise VoiceragError('--engine ray needs Ray: pip install "voicerag[scale]"') from None
+    from voicerag.encoders import make_encoder
+    t0, folder = time.perf_counter(), Path(folder)
+    _check_strategies(config)
+    encoder = make_encoder(config.encoder)
+    shards = shards_folder(folder)
+    used, todo, passages = [], [], 0
+    for shard, part, keys in plan_shards(corpus, fingerprint(encoder, config), shards, shard_passages):
+        used.append(shard); passages += len(part)
+        if not (shard/'done.json').exists(): todo.append(_shard_row(shard, part, keys))
+    encoded = 0
+    if todo:
+        if not ray.is_initialized(): ray.init(address=os.environ.get('RAY_ADDRESS'), include_dashboard=False, log_to_driver=False)
+        gpus = float(os.environ.get('VOICERAG_RAY_GPUS', 0)) if gpus_per_worker is None else gpus_per_worker
+        size = workers or max(1, int(ray.cluster_resources().get('GPU' if gpus else 'CPU', 1) // (gpus or 1)))
+        ray.data.DataContext.get_current().enable_progress_bars = progress
+        done = ray.data.from_items(todo).map_batches(
+            ShardWriter, fn_constructor_args=(config.encoder, list(config.chunkers), str(shards), batch), batch_size=1,
+            compute=ray.data.ActorPoolStrategy(size=min(size, len(todo))), num_cpus=0 if gpus else 1, num_gpus=gpus).take_all()
+        encoded = sum(int(r['encoded']) for r in done)
+    counts = finish_build(used, folder, config, encoder, config.index_name, getattr(corpus, 'name', ''), t0, progress)
+    return BuildReport(folder, passages, len(used), len(used) - len(todo), sum(counts['chunks'].values()), encoded, round(time.perf_counter() - t0, 3))

@@ -12,9 +12,10 @@ from .data import load_default, describe
 from .paths import data_dir
 
 # %% auto #0
-__all__ = ['LOG_FORMAT', 'COLUMN_FLAGS', 'DEMO_QUESTIONS', 'corpus_summary', 'JsonLines', 'configure_logging', 'run_main',
-           'build', 'mark_answer', 'format_result', 'ask', 'text_demo', 'free_port', 'voila_command', 'voila_env',
-           'wait_for_port', 'prepare_demo', 'api_command', 'wait_until_ready', 'serve_demo', 'stop_tree', 'demo']
+__all__ = ['LOG_FORMAT', 'COLUMN_FLAGS', 'ENGINES', 'DEMO_QUESTIONS', 'corpus_summary', 'JsonLines', 'configure_logging',
+           'run_main', 'build_sharded', 'build', 'mark_answer', 'format_result', 'ask', 'text_demo', 'free_port',
+           'voila_command', 'voila_env', 'wait_for_port', 'prepare_demo', 'api_command', 'wait_until_ready',
+           'serve_demo', 'stop_tree', 'demo']
 
 # %% ../nbs/19_cli.ipynb #fd4e4991
 def _table(rows:list[dict]) -> str:
@@ -75,6 +76,18 @@ def _named(config:Config, name:str|None) -> Config:
 
 # %% ../nbs/19_cli.ipynb #0f91156e
 COLUMN_FLAGS = {'id': 'id', 'text': 'text', 'lang': 'lang', 'title': 'title', 'doc': 'doc_id'}   # --FLAG-col -> passage field
+ENGINES = ('memory', 'stream', 'ray')
+
+def build_sharded(corpus, config:Config, folder:Path, engine:str='stream', fresh:bool=False, workers:int=0):
+    "The index of `corpus` at `folder` built shard by shard (`voicerag.build`): encoded here, or by Ray encoder actors (`engine='ray'`)."
+    import shutil
+    from voicerag.build import build_streaming, work_dir
+    from voicerag.encoders import make_encoder
+    if fresh: shutil.rmtree(work_dir(folder), ignore_errors=True)
+    if engine == 'ray':
+        from voicerag.build import build_on_ray
+        return build_on_ray(corpus, config, folder, workers=workers)
+    return build_streaming(corpus, make_encoder(config.encoder), folder, config, name=config.index_name)
 
 def build(argv:list[str]|None=None) -> int:
     "`voicerag-build`: index the vendored corpus, or `--corpus SRC` under `--name NAME`, with the configured encoder and chunkers."
@@ -86,20 +99,33 @@ def build(argv:list[str]|None=None) -> int:
     for flag, field in COLUMN_FLAGS.items():
         parser.add_argument(f'--{flag}-col', metavar='COLUMN', help=f"the table's column of the passage {field} (default: {field})")
     parser.add_argument('--lang', help="every passage's language (default: the lang column, else the passage's script: hi for Devanagari, else en)")
+    parser.add_argument('--engine', choices=ENGINES, default='memory',
+                        help='memory: the whole corpus at once (default); stream: shard by shard, memory bounded, resuming a killed '
+                             'build and encoding only new passages (voicerag.build); ray: the stream build with encoder actors on a '
+                             'Ray cluster (pip install voicerag[scale])')
+    parser.add_argument('--fresh', action='store_true', help='with --engine stream or ray: discard the shards kept from earlier builds first')
+    parser.add_argument('--workers', type=int, default=0, help='with --engine ray: encoder actors (default: one per CPU Ray sees)')
     args = parser.parse_args(argv)
     columns = {field: getattr(args, f'{flag}_col') for flag, field in COLUMN_FLAGS.items() if getattr(args, f'{flag}_col')}
     if (columns or args.lang) and not args.corpus: parser.error('the column flags and --lang describe a --corpus: give one')
+    if (args.fresh or args.workers) and args.engine == 'memory': parser.error('--fresh and --workers apply to --engine stream or ray')
     def main():
         from voicerag.index import index_path                  # imported when run: `--help` and bad arguments answer at once
         from voicerag.ingest import load_corpus
-        from voicerag.serving import build_default_index, build_named_index, named_index_path
+        from voicerag.serving import build_default_index, build_named_index, default_index_path, named_index_path
+        from voicerag.data import default_corpus
         logging.getLogger('pypdf').setLevel(logging.ERROR)     # its warnings on a damaged PDF: the DataError that follows says it in one line
         config = _named(Config.load(args.config), args.name)
         if args.if_missing and (index_path(config)/'manifest.json').exists():
             print(f'index {config.index_name!r} is there already: {index_path(config)}')
             return
         t0 = time.perf_counter()
-        if args.corpus:
+        if args.engine != 'memory':
+            folder = named_index_path(config) if args.corpus else default_index_path(config)
+            corpus = load_corpus(args.corpus, columns, args.lang) if args.corpus else default_corpus()
+            report = build_sharded(corpus, config, folder, args.engine, args.fresh, args.workers)
+            print(f'{report.shards} shards, {report.shards_kept} kept from an earlier build; {report.chunks_encoded} of {report.chunks} chunks encoded')
+        elif args.corpus:
             named_index_path(config)                           # a name that cannot be built is refused before the corpus is read
             folder = build_named_index(config, load_corpus(args.corpus, columns, args.lang))
         else: folder = build_default_index(config)
