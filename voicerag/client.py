@@ -5,10 +5,11 @@
 # %% ../nbs/91a_client.ipynb #a58ee370
 from __future__ import annotations
 import httpx
+from websockets.exceptions import WebSocketException
 from .core import Passage, Result, State
 
 # %% auto #0
-__all__ = ['ServerPipeline']
+__all__ = ['ServerPipeline', 'ServerStream']
 
 # %% ../nbs/91a_client.ipynb #d5263451
 class ServerPipeline:
@@ -41,11 +42,64 @@ class ServerPipeline:
         if not isinstance(body, dict) or 'state' not in body:
             detail = body.get('detail') if isinstance(body, dict) else None
             return self._failed(f'the voicerag server refused the request ({response.status_code}: {detail or "no detail"})', lang)
+        return self._result(body)
+
+    def _result(self, body:dict) -> Result:
+        "The `Result` of an answer's JSON; the passages it carries are kept in `passages`."
         for pid, p in (body.pop('passages', None) or {}).items():
             self.passages[pid] = Passage(pid, p['text'], p['lang'], pid, p.get('title', ''))
         return Result.from_dict(body)
+
+    def stream(self, lang:str|None=None, langs=None) -> 'ServerStream':
+        "A spoken question streamed to the server as it is recorded (`ServerStream`)."
+        return ServerStream(self, lang, langs, self.http.timeout.read or 120.0)
 
     def _failed(self, why:str, lang:str|None) -> Result:
         return Result(State.error, message=why, language=lang or 'en', meta={'error': 'http', 'detail': why})
 
     def close(self): self.http.close()
+
+# %% ../nbs/91a_client.ipynb #01a46e31
+class ServerStream:
+    """A spoken question streamed to the server's `/v1/ask-stream` as it is recorded: `feed(chunk)` sends 16-bit PCM
+    (16 kHz mono) and returns the server's partial state (`text`, `committed`, `speaking`, `ended`, `seconds`);
+    `answer()` stops it if the server has not (the button) and returns the `Result`."""
+    def __init__(self, pipeline:ServerPipeline, lang:str|None=None, langs=None, timeout:float=120.0):
+        from urllib.parse import urlencode
+        from websockets.sync.client import connect
+        query = urlencode({'passages': '1', **({'lang': lang} if lang else {}), **({'langs': ','.join(langs)} if langs else {})})
+        self.pipeline, self.lang, self.timeout, self.ended, self.failure = pipeline, lang, timeout, False, None
+        auth = {k: v for k, v in pipeline.http.headers.items() if k.lower() == 'authorization'}
+        try: self.ws = connect(f"{pipeline.url.replace('http', 'ws', 1)}/v1/ask-stream?{query}", additional_headers=auth, open_timeout=timeout)
+        except (OSError, TimeoutError, WebSocketException) as e: self.ws, self.failure = None, f'the voicerag server at {pipeline.url} did not answer ({type(e).__name__})'
+
+    def feed(self, chunk:bytes) -> dict:
+        "Send a chunk; the server's state after it (`ended` once it heard the speaker stop, or after a refusal)."
+        if self.failure or self.ended: return {'text': '', 'committed': '', 'speaking': False, 'ended': True, 'seconds': 0.0}
+        message = self._exchange(lambda: self.ws.send(bytes(chunk)))
+        if message.get('type') == 'partial': self.ended = message['ended']; return message
+        return {'text': '', 'committed': '', 'speaking': False, 'ended': True, 'seconds': 0.0}
+
+    def answer(self) -> Result:
+        "The server's answer; a stop command first if the server is still listening."
+        import json
+        try:
+            if not self.failure and not self.ended: self.ws.send(json.dumps({'type': 'stop'}))
+            while not self.failure:
+                message = self._exchange(lambda: None)
+                if message.get('type') == 'result': return self.pipeline._result(message['result'])
+            return self.pipeline._failed(self.failure, self.lang)
+        finally:
+            if self.ws is not None: self.ws.close()
+
+    def _exchange(self, send) -> dict:
+        "Do `send()`, then read the server's next message; a refusal or a lost connection becomes `failure`."
+        import json
+        try: send()
+        except WebSocketException: pass                # a server that refuses closes at once: its reason is still to be read
+        try: message = json.loads(self.ws.recv(timeout=self.timeout))
+        except (OSError, TimeoutError, ValueError, WebSocketException) as e:
+            self.failure = f'the voicerag server at {self.pipeline.url} stopped answering the stream ({type(e).__name__})'
+            return {}
+        if message.get('type') == 'error': self.failure = f"the voicerag server refused the stream ({message['error']}: {message['detail']})"
+        return message

@@ -340,6 +340,7 @@ def create_app(load, settings:ServeSettings|None=None):
         if service.not_ready: return await refuse(1013, 'not_ready', service.not_ready, False)
         try: lang, langs = audio_params(ws.query_params)
         except BodyError as e: return await refuse(1008, e.error, e.detail, False)
+        with_passages = ws.query_params.get('passages', '').lower() in ('1', 'true', 'yes')
         await ws.accept()
         stream, stopped_by = open_stream(service.transcriber, lang), None
         try:
@@ -358,7 +359,9 @@ def create_app(load, settings:ServeSettings|None=None):
         except Busy: return await refuse(1013, 'busy', 'every worker is busy and the queue is full: retry in a moment')
         except TimeoutError: return await refuse(1011, 'timeout', f'no audio for {settings.body_timeout_s:g} s, or no answer within {settings.timeout_s:g} s')
         except WebSocketDisconnect: return
-        await ws.send_json({'type': 'result', 'result': public_result(result)})
+        body = public_result(result)
+        if with_passages and result.state is not State.error: body['passages'] = cited_passages(result, service.pipeline.retriever.index.passages)
+        await ws.send_json({'type': 'result', 'result': body})
         await ws.close(1000)
         metrics.observe('ask-stream', 1000, time.perf_counter() - t0, result)
         log_request('ask-stream', 1000, (time.perf_counter() - t0) * 1e3, rid, result)
