@@ -22,7 +22,7 @@ __all__ = ['STT_REASONS', 'SAMPLE_RATE', 'SILENCE_RMS', 'MIN_SECONDS', 'WHISPER_
            'load_whisper', 'model_lock', 'WhisperTranscriber', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber',
            'MockTranscriber', 'make_transcriber', 'Unavailable', 'transcriber_or_unavailable', 'pcm16_samples',
            'SileroVAD', 'Endpointer', 'StreamState', 'TranscriptStream', 'AudioStream', 'WhisperStream', 'open_stream',
-           'edit_distance', 'wer', 'cer']
+           'FinishStream', 'edit_distance', 'wer', 'cer']
 
 # %% ../nbs/15_stt.ipynb #34e5ed05
 @dataclass
@@ -544,7 +544,7 @@ class AudioStream:
         self.transcriber, self.lang = transcriber, lang
         self.endpointer, self.vad = endpointer or Endpointer(), SileroVAD()
         self.max_seconds = getattr(transcriber, 'max_seconds', 30.0)
-        self.fed, self.finished, self._pieces = 0, False, []
+        self.fed, self.finished, self._pieces, self.loudest = 0, False, [], 0.0
 
     def __repr__(self): return f'{type(self).__name__}({self.transcriber!r}, lang={self.lang!r}, {self.fed / SAMPLE_RATE:.1f} s fed)'
 
@@ -559,6 +559,7 @@ class AudioStream:
         if seconds > self.max_seconds:
             raise STTError('too_long', f'the recording is longer than {self.max_seconds:g} s, the limit', {'seconds': seconds, 'limit': self.max_seconds})
         self.fed += len(samples)
+        if len(samples): self.loudest = max(self.loudest, loudest_frame_rms(samples))
         self._heard(samples, self.endpointer.push(self.vad(samples)))
         return self.state
 
@@ -578,22 +579,24 @@ class AudioStream:
         samples = np.concatenate(self._pieces) if self._pieces else np.zeros(0, np.float32)
         return self.transcriber.transcribe(encode_audio(samples), self.lang)
 
-def _agreed(previous:list[int], current:list[int], starts_word) -> int:
-    "How many leading tokens two hypotheses share, cut back to a word boundary: where both go on with a new word."
+def _agreed(previous:list[int], current:list[int], starts_word, limit:int|None=None) -> int:
+    "How many leading tokens two hypotheses share (at most `limit`), cut back to a word boundary: where both go on with a new word."
     n = 0
-    while n < min(len(previous), len(current)) and previous[n] == current[n]: n += 1
+    while n < min(len(previous), len(current), len(current) if limit is None else limit) and previous[n] == current[n]: n += 1
     while n > 0 and not (n < len(previous) and n < len(current) and starts_word(previous[n]) and starts_word(current[n])): n -= 1
     return n
 
 class WhisperStream(AudioStream):
     """Local Whisper, decoding while the audio arrives. At a pause (`Endpointer.pause_s`) the segment so far is decoded
     and kept; while speaking, the open segment is re-decoded every `update_s` s of speech and the words two successive
-    hypotheses agree on are committed (LocalAgreement); `finish` decodes only what is left, with the committed words
-    forced as a prefix. The encoder sees the segment's audio plus `pad_s` s of padding, not a 30 s window."""
-    def __init__(self, transcriber:WhisperTranscriber|None=None, lang:str|None=None, update_s:float=1.0,
-                 pad_s:float=2.0, preroll_s:float=0.3, tail_s:float=0.2, endpointer:Endpointer|None=None):
+    hypotheses agree on are committed (LocalAgreement; words in the last `hold_s` s of audio stay open); `finish`
+    decodes only what is left, with the committed words forced as a prefix. The encoder sees the segment's audio plus
+    `pad_s` s of padding, not a 30 s window."""
+    def __init__(self, transcriber:WhisperTranscriber|None=None, lang:str|None=None, update_s:float=1.0, hold_s:float=2.0,
+                 pad_s:float=8.0, preroll_s:float=0.3, tail_s:float=0.2, endpointer:Endpointer|None=None):
         super().__init__(transcriber or WhisperTranscriber(), lang, endpointer)
-        self.lang_given, self.update_s, self.pad_s, self.preroll_s, self.tail_s = lang is not None, update_s, pad_s, preroll_s, tail_s
+        self.lang_given, self.update_s, self.hold_s, self.pad_s = lang is not None, update_s, hold_s, pad_s
+        self.preroll_s, self.tail_s = preroll_s, tail_s
         self.segments: list[str] = []                   # the text of every closed segment
         self._previous: list[int] = []                  # their tokens: Whisper's prompt for the next segment
         self._audio, self._start = np.zeros(0, np.float32), 0       # the open segment's samples, and where they start in the stream
@@ -620,7 +623,7 @@ class WhisperStream(AudioStream):
         t0 = time.perf_counter()
         if self._speech_in_segment: self._close_segment(self.fed)
         text = ' '.join(self.segments)
-        if not text: raise STTError('no_speech', details={'audio_seconds': self.fed / SAMPLE_RATE})
+        if not text: raise STTError('silence' if self.loudest < SILENCE_RMS else 'no_speech', details={'audio_seconds': self.fed / SAMPLE_RATE, 'loudest_rms': self.loudest})
         ms = (time.perf_counter() - t0) * 1e3
         return Transcript(text, self.lang, self.transcriber.name, ms, {
             'model': self.transcriber.model_name, 'streamed': True, 'audio_seconds': self.fed / SAMPLE_RATE,
@@ -649,7 +652,8 @@ class WhisperStream(AudioStream):
         whisper = self.transcriber._whisper()
         with model_lock(whisper):
             features = whisper.feature_extractor(samples)
-            encoded = whisper.encode(pad_or_trim(features, features.shape[-1] + int(self.pad_s * SAMPLE_RATE / whisper.feature_extractor.hop_length)))
+            window = min(whisper.feature_extractor.nb_max_frames, features.shape[-1] + int(self.pad_s * SAMPLE_RATE / whisper.feature_extractor.hop_length))
+            encoded = whisper.encode(pad_or_trim(features, window))
             t_encoded = time.perf_counter()
             if not self.lang_given and not self.segments and not self._committed:
                 self.lang = self.transcriber.pick_language(self.transcriber.language_probs(encoded))[0]
@@ -671,7 +675,9 @@ class WhisperStream(AudioStream):
         self._since_update = 0
         tokens, _ = self._decode(self._audio, self._committed)
         vocabulary = self.transcriber._whisper().hf_tokenizer
-        agreed = _agreed(self._last, tokens, lambda t: vocabulary.id_to_token(t).startswith('Ġ'))
+        seconds = len(self._audio) / SAMPLE_RATE          # words in the last `hold_s` s (by their share of the tokens) stay open
+        limit = int(len(tokens) * max(0.0, seconds - self.hold_s) / seconds)
+        agreed = _agreed(self._last, tokens, lambda t: vocabulary.id_to_token(t).startswith('Ġ'), limit)
         self._committed, self._last = tokens[:max(len(self._committed), agreed)], tokens
 
     def _close_segment(self, end:int):
@@ -685,6 +691,15 @@ class WhisperStream(AudioStream):
 def open_stream(transcriber:Transcriber, lang:str|None=None, **kwargs) -> AudioStream:
     "A stream for `transcriber`: local Whisper decodes while the audio arrives (`WhisperStream`); any other transcriber gets the whole recording at the end."
     return WhisperStream(transcriber, lang, **kwargs) if isinstance(transcriber, WhisperTranscriber) else AudioStream(transcriber, lang, **kwargs)
+
+# %% ../nbs/15_stt.ipynb #c3f9abfa
+class FinishStream:
+    "A `Transcriber` whose transcription is finishing `stream`: a stream goes to `Pipeline.ask_audio(b'', FinishStream(stream))`, which keeps its states and messages."
+    def __init__(self, stream:AudioStream): self.stream, self.name = stream, stream.transcriber.name
+    def __repr__(self): return f'FinishStream({self.stream!r})'
+    def transcribe(self, audio:bytes=b'', lang:str|None=None) -> Transcript:
+        "The stream's transcript (`audio` and `lang` are ignored: the stream has its audio and its language)."
+        return self.stream.finish()
 
 # %% ../nbs/15_stt.ipynb #ef66a2dd
 from .text import normalize, tokenize
