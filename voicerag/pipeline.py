@@ -256,6 +256,7 @@ class Pipeline:
                                 meta={'error': type(e).__name__, 'detail': why})
         stt_ms = (time.perf_counter() - t0) * 1e3
         heard = lang or getattr(transcript, 'lang', None)
+        if lang is None and romanized_hindi(transcript.text): heard = 'hi'     # the recogniser's language guess yields to the words it wrote
         result = self._ask_text(transcript.text, heard, langs, heard_hindi=heard == 'hi')
         result.timings = {'stt': stt_ms, **result.timings}
         result.meta.update(transcript=transcript.text, stt_lang=getattr(transcript, 'lang', None),
