@@ -7,8 +7,8 @@ from __future__ import annotations
 import html, os, time
 import anywidget, traitlets
 import ipywidgets as widgets
-from .core import Config, Result, State, answer_in_context
-from .client import ServerPipeline
+from .core import Config, Result, State, VoiceragError, answer_in_context
+from .client import ServerPipeline, ServerStream
 
 # %% auto #0
 __all__ = ['RECORDER_ESM', 'EXTERNAL_STAGES', 'STYLE', 'LANGUAGES', 'WARM_UP_QUESTION', 'Recorder', 'answer_html',
@@ -16,31 +16,7 @@ __all__ = ['RECORDER_ESM', 'EXTERNAL_STAGES', 'STYLE', 'LANGUAGES', 'WARM_UP_QUE
 
 # %% ../nbs/91_app.ipynb #cf42a27b
 RECORDER_ESM = r"""
-const RATE = 16000;
-
-function wav(samples, rate) {
-  const view = new DataView(new ArrayBuffer(44 + samples.length * 2));
-  const ascii = (at, s) => { for (let i = 0; i < s.length; i++) view.setUint8(at + i, s.charCodeAt(i)); };
-  ascii(0, "RIFF"); view.setUint32(4, 36 + samples.length * 2, true); ascii(8, "WAVE");
-  ascii(12, "fmt "); view.setUint32(16, 16, true); view.setUint16(20, 1, true); view.setUint16(22, 1, true);
-  view.setUint32(24, rate, true); view.setUint32(28, rate * 2, true); view.setUint16(32, 2, true); view.setUint16(34, 16, true);
-  ascii(36, "data"); view.setUint32(40, samples.length * 2, true);
-  samples.forEach((x, i) => view.setInt16(44 + i * 2, Math.max(-1, Math.min(1, x)) * 0x7fff, true));
-  return view.buffer;
-}
-
-async function toWav(blob) {
-  const context = new AudioContext();
-  try {
-    const decoded = await context.decodeAudioData(await blob.arrayBuffer());
-    const offline = new OfflineAudioContext(1, Math.max(1, Math.ceil(decoded.duration * RATE)), RATE);
-    const source = offline.createBufferSource();
-    source.buffer = decoded;
-    source.connect(offline.destination);
-    source.start();
-    return wav((await offline.startRendering()).getChannelData(0), RATE);
-  } finally { context.close(); }
-}
+const RATE = 16000, CHUNK = RATE / 4;       // 16 kHz mono; a chunk every 250 ms
 
 function render({ model, el }) {
   const button = document.createElement("button");
@@ -49,54 +25,80 @@ function render({ model, el }) {
   status.className = "vr-record-status";
   el.classList.add("vr-recorder");
   el.append(button, status);
-  let recorder = null, timer = null;
+  let live = null, timer = null;
   const show = (label, text) => { button.textContent = label; status.textContent = text; };
   show("● Record", "");
 
+  function send(final) {
+    const n = live.pending.reduce((s, a) => s + a.length, 0);
+    if (!n && !final) return;
+    const pcm = new Int16Array(n);
+    let at = 0;
+    for (const part of live.pending) for (const x of part) pcm[at++] = Math.max(-1, Math.min(1, x)) * 0x7fff;
+    live.pending = []; live.count = 0;
+    if (n) model.send({ kind: "chunk" }, undefined, [pcm.buffer]);
+  }
+
   async function start() {
     let stream;
-    try { stream = await navigator.mediaDevices.getUserMedia({ audio: true }); }
+    try { stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1 } }); }
     catch (e) { show("● Record", "microphone unavailable: " + e.message); return; }
-    const chunks = [];
-    recorder = new MediaRecorder(stream);
-    recorder.ondataavailable = (e) => { if (e.data.size) chunks.push(e.data); };
-    recorder.onstop = async () => {
-      clearTimeout(timer);
-      stream.getTracks().forEach((t) => t.stop());
-      recorder = null;
-      show("● Record", "sending…");
-      const blob = new Blob(chunks, { type: chunks.length ? chunks[0].type : "audio/webm" });
-      let audio, mime = "audio/wav";
-      try { audio = await toWav(blob); }
-      catch (e) { audio = await blob.arrayBuffer(); mime = blob.type; }
-      model.send({ kind: "audio", mime }, undefined, [audio]);
-      show("● Record", "");
+    const context = new AudioContext({ sampleRate: RATE });        // the browser resamples the microphone to 16 kHz
+    const source = context.createMediaStreamSource(stream);
+    const node = context.createScriptProcessor(2048, 1, 1);
+    live = { stream, context, source, node, pending: [], count: 0 };
+    node.onaudioprocess = (e) => {
+      if (!live) return;
+      const x = e.inputBuffer.getChannelData(0);
+      live.pending.push(new Float32Array(x)); live.count += x.length;
+      if (live.count >= CHUNK) send(false);
     };
-    recorder.start();
-    show("■ Stop", "recording…");
-    timer = setTimeout(() => recorder && recorder.stop(), model.get("max_seconds") * 1000);
+    source.connect(node); node.connect(context.destination);
+    model.send({ kind: "start" });
+    show("■ Stop", "listening…");
+    timer = setTimeout(stop, model.get("max_seconds") * 1000);
   }
-  button.addEventListener("click", () => (recorder ? recorder.stop() : start()));
-  return () => { if (recorder) recorder.stop(); };
+
+  function stop() {
+    if (!live) return;
+    clearTimeout(timer);
+    send(true);
+    live.node.disconnect(); live.source.disconnect();
+    live.stream.getTracks().forEach((t) => t.stop());
+    live.context.close();
+    live = null;
+    model.send({ kind: "end" });
+    show("● Record", "");
+  }
+
+  model.on("msg:custom", (msg) => { if (msg && msg.kind === "stop") stop(); });
+  button.addEventListener("click", () => (live ? stop() : start()));
+  return () => stop();
 }
 
 export default { render };
 """
 
 class Recorder(anywidget.AnyWidget):
-    "A microphone button: records in the browser and hands each clip to `on_audio(bytes)` as 16 kHz mono WAV."
+    "A microphone button that streams what it records: `on_start()`, then `on_chunk(bytes)` with 16-bit PCM (16 kHz mono) every 250 ms, then `on_end()`."
     _esm = RECORDER_ESM
     max_seconds = traitlets.Float(30.0).tag(sync=True)
 
-    def __init__(self, on_audio=None, **kwargs):
+    def __init__(self, on_start=None, on_chunk=None, on_end=None, **kwargs):
         super().__init__(**kwargs)
-        self.on_audio = on_audio
+        self.on_start, self.on_chunk, self.on_end = on_start, on_chunk, on_end
         self.on_msg(self._receive)
 
+    def stop(self):
+        "Stop recording in the browser (it then sends `end`)."
+        self.send({'kind': 'stop'})
+
     def _receive(self, widget, content, buffers):
-        "A custom message from the browser: `{'kind': 'audio'}` with the clip as its one buffer."
-        if isinstance(content, dict) and content.get('kind') == 'audio' and buffers and self.on_audio is not None:
-            self.on_audio(bytes(buffers[0]))
+        "A custom message from the browser: `{'kind': 'start'}`, `{'kind': 'chunk'}` with the PCM as its one buffer, `{'kind': 'end'}`."
+        kind = content.get('kind') if isinstance(content, dict) else None
+        if kind == 'chunk' and buffers and self.on_chunk is not None: self.on_chunk(bytes(buffers[0]))
+        elif kind == 'start' and self.on_start is not None: self.on_start()
+        elif kind == 'end' and self.on_end is not None: self.on_end()
 
 # %% ../nbs/91_app.ipynb #90528262
 _TONE = {State.answered: 'ok', State.answered_open_llm: 'warn', State.stt_failed: 'fail', State.error: 'fail'}
@@ -209,12 +211,18 @@ STYLE = """<style>
 
 LANGUAGES = [('auto', 'auto'), ('हिन्दी', 'hi'), ('English', 'en')]
 
+class _Failed:
+    "A transcriber whose transcription is the error a stream already raised (so the pipeline ends in stt_failed saying it)."
+    name = 'stream'
+    def __init__(self, error:VoiceragError): self.error = error
+    def transcribe(self, audio:bytes, lang:str|None=None): raise self.error
+
 class VoiceApp(widgets.VBox):
     "Ask by voice, audio file or text; see the answer, its citation and where the time went."
     def __init__(self, pipeline, transcriber, max_seconds:float=30.0):
         self.pipeline, self.transcriber, self.result = pipeline, transcriber, None
         self.language = widgets.ToggleButtons(options=LANGUAGES, value='auto', description='language').add_class('vr-lang')
-        self.recorder = Recorder(on_audio=self.ask_audio, max_seconds=max_seconds)
+        self.recorder, self._live = Recorder(on_start=self._listen, on_chunk=self._hear, on_end=self._answer_stream, max_seconds=max_seconds), None
         self.upload = widgets.FileUpload(accept='audio/*', multiple=False, description='audio file').add_class('vr-upload')
         self.upload.observe(self._uploaded, 'value')
         self.question = widgets.Text(placeholder='…or type a question, in Hindi or English',
@@ -239,6 +247,34 @@ class VoiceApp(widgets.VBox):
     def ask_audio(self, audio:bytes) -> Result:
         "Transcribe `audio` and answer it."
         return self._show(lambda: self.pipeline.ask_audio(audio, self.transcriber, self.lang))
+
+    def _listen(self):
+        "The recorder started: open a stream, the server's or the local transcriber's (local Whisper decodes while it listens)."
+        from voicerag.stt import open_stream
+        self._live = self.pipeline.stream(self.lang) if isinstance(self.pipeline, ServerPipeline) else open_stream(self.transcriber, self.lang)
+        self.status.value = '<span class="vr-partial">listening…</span>'
+
+    def _hear(self, chunk:bytes):
+        "A chunk from the recorder: feed it and show what was heard so far; once the speaker has paused, stop recording and answer."
+        if self._live is None: return
+        try: state = self._live.feed(chunk)
+        except VoiceragError as e:
+            self.recorder.stop()
+            return self._answer_stream(failed=e)
+        text, ended = (state['text'], state['ended']) if isinstance(state, dict) else (state.text, state.ended)
+        heard = f'heard so far: <q{_lang_attr(text)}>{html.escape(text)}</q>' if text else 'listening…'
+        self.status.value = f'<span class="vr-partial">{heard}</span>'
+        if ended:
+            self.recorder.stop()
+            self._answer_stream()
+
+    def _answer_stream(self, failed:VoiceragError|None=None) -> Result|None:
+        "Answer the open stream (the button, the hands-free stop, or a chunk that failed with `failed`); nothing if none is open."
+        from voicerag.stt import FinishStream
+        live, self._live = self._live, None
+        if live is None: return None
+        if isinstance(live, ServerStream): return self._show(live.answer)
+        return self._show(lambda: self.pipeline.ask_audio(b'', _Failed(failed) if failed else FinishStream(live), self.lang))
 
     def _uploaded(self, change):
         if not change['new']: return
