@@ -6,6 +6,7 @@
 from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+import sys
 from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
@@ -22,7 +23,7 @@ from .serving import PORTABLE, calibration_path, serving_retriever
 
 # %% auto #0
 __all__ = ['CEILING', 'evidence_rows', 'fit_on_rows', 'answers', 'calibration_questions', 'fit_portable', 'read_labelled',
-           'calibrate_index']
+           'calibrate_index', 'main']
 
 # %% ../nbs/11a_portable.ipynb #a76eb55b
 CEILING = 0.05            # at most this false-answer rate (95% upper bound) on the fitting questions, as in 11_calibrate
@@ -42,7 +43,7 @@ def fit_on_rows(rows:Sequence[dict], features:Sequence[str], meta:dict, ceiling:
     X = np.stack([evidence_features(r['confidence'], r['query'], features) for r in rows])
     model = fit_logistic(X[labels], X[~labels], features=features)
     p, langs = model.probability(X), np.array([r['lang'] for r in rows])
-    both = [l for l in sorted(set(langs)) if labels[langs == l].any() and not labels[langs == l].all()]
+    both = [str(l) for l in sorted(set(langs)) if labels[langs == l].any() and not labels[langs == l].all()]
     if not both: raise CalibrationError('no asker language has both answerable and unanswerable questions')
     fits = {l: fit_threshold(p[(langs == l) & labels], p[(langs == l) & ~labels], ceiling, 'upper') for l in both}
     objective = f'max coverage s.t. the 95% upper bound of the false-answer rate <= {ceiling}, per asker language'
@@ -102,3 +103,24 @@ def calibrate_index(config:Config, labelled:Sequence[tuple[str, str, bool]], pro
         'name': config.index_name, 'encoder': encoder.name, 'index': config.index_name, 'reranker': reranker,
         'corpus': index.manifest['corpus']['checksum'], 'data': f'{len(rows)} labelled questions'})
     return abstainer.save(calibration_path(config)), abstainer
+
+# %% ../nbs/11a_portable.ipynb #e1ee9670
+def main(argv:list[str]|None=None) -> int:
+    "`voicerag-calibrate`: fit the abstainer of the index `--name NAME` from labelled questions (`--questions FILE`, JSONL)."
+    import argparse
+    parser = argparse.ArgumentParser(prog='voicerag-calibrate', description=main.__doc__)
+    parser.add_argument('--config', help='a TOML file with a [voicerag] table (VOICERAG_* variables override it)')
+    parser.add_argument('--name', required=True, help='the index to calibrate (built with voicerag-build --corpus SRC --name NAME)')
+    parser.add_argument('--questions', required=True, metavar='FILE',
+                        help='JSONL, one {"question": ..., "answerable": true|false, "lang": "en"|"hi" (optional)} per line')
+    args = parser.parse_args(argv)
+    try:
+        labelled = read_labelled(args.questions)
+        saved, abstainer = calibrate_index(replace(Config.load(args.config), index_name=args.name), labelled)
+    except (VoiceragError, OSError) as e:
+        print(f'voicerag-calibrate: {e}', file=sys.stderr)
+        return 2
+    print(f'wrote {saved}: ' + '; '.join(f"{lang}: threshold {f['threshold']:.3f}, answers {f['coverage']:.0%} of the answerable and "
+                                          f"{f['false_answer']:.0%} of the unanswerable questions it was fitted on"
+                                          for lang, f in abstainer.meta['fits'].items()))
+    return 0
