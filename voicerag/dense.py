@@ -14,7 +14,7 @@ from .bm25 import Ranking, candidate_rows, check_k, load_array, ranking_from
 # %% auto #0
 __all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'BACKENDS', 'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'DENSE_FORMAT',
            'exact_scores', 'score_slack', 'Backend', 'NumpyBackend', 'FaissBackend', 'exact_top', 'recall_at',
-           'calibrate_ef', 'HnswBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
+           'tie_recall', 'calibrate_ef', 'HnswBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
@@ -86,8 +86,19 @@ def exact_top(vectors:np.ndarray, queries:np.ndarray, k:int, block:int=65_536) -
     return best_r
 
 def recall_at(found:np.ndarray, truth:np.ndarray) -> float:
-    "Mean over queries of |found ∩ truth| / |truth| (rows of two (queries, k) arrays; -1 in `found` is nothing)."
+    "Mean over queries of |found ∩ truth| / |truth| by row number (rows of two (queries, k) arrays; -1 in `found` is nothing): right when no two rows tie."
     return float(np.mean([len(set(f.tolist()) & set(t.tolist())) / len(t) for f, t in zip(found, truth)]))
+
+def tie_recall(vectors:np.ndarray, queries:np.ndarray, found, k:int=10, exclude=None) -> float:
+    "Recall@k where a returned row counts when its canonical score reaches the exact k-th best: tied rows (duplicates) are interchangeable. `exclude`: a row per query left out of both."
+    truth = exact_top(vectors, queries, k + (exclude is not None))
+    out = []
+    for i, (q, f, t) in enumerate(zip(queries, found, truth)):
+        f = np.asarray(f); f = f[f >= 0]
+        if exclude is not None: f, t = f[f != exclude[i]], t[t != exclude[i]]
+        kth = np.sort(exact_scores(vectors[t], q))[::-1][min(k, len(t)) - 1]
+        out.append(min(k, int((exact_scores(vectors[f[:k]], q) >= kth).sum())) / min(k, len(t)))
+    return float(np.mean(out))
 
 def _hnsw_search(index, queries:np.ndarray, k:int, ef:int) -> np.ndarray:
     import faiss
@@ -96,14 +107,12 @@ def _hnsw_search(index, queries:np.ndarray, k:int, ef:int) -> np.ndarray:
     return index.search(queries, k, params=params)[1]
 
 def calibrate_ef(index, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=200, seed:int=0) -> tuple[int, float]:
-    "The smallest `efSearch` of `EF_LADDER` with recall@10 >= `target` on probe rows (their own row left out), and that recall."
+    "The smallest `efSearch` of `EF_LADDER` with recall@10 (`tie_recall`) >= `target` on probe rows (their own row left out), and that recall."
     rows = np.sort(np.random.default_rng(seed).choice(len(vectors), min(probes, len(vectors)), replace=False))
-    probe = np.ascontiguousarray(vectors[rows])
-    k = min(11, len(vectors))
-    truth = [t[t != r][:k - 1] for t, r in zip(exact_top(vectors, probe, k), rows)]
+    probe, k = np.ascontiguousarray(vectors[rows]), min(10, len(vectors) - 1)
+    if k < 1: return EF_LADDER[0], 1.0
     for ef in EF_LADDER:
-        found = [f[f != r] for f, r in zip(_hnsw_search(index, probe, k, ef), rows)]
-        recall = float(np.mean([len(set(f.tolist()) & set(t.tolist())) / max(1, len(t)) for f, t in zip(found, truth)]))
+        recall = tie_recall(vectors, probe, _hnsw_search(index, probe, k + 1, ef), k, exclude=rows)
         if recall >= target: break
     return ef, recall
 
