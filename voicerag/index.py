@@ -190,12 +190,14 @@ def load_index(folder, encoder_name:str|None=None, dense_backend:str|None=None) 
         raise IndexLoadError(f'index {folder.name} was built with encoder {built_with!r}, not {encoder_name!r}: '
                              'rebuild it or use the same encoder')
     passages = {}
-    for line in open(folder/'passages.jsonl', encoding='utf-8'):
-        d = json.loads(line); passages[d['id']] = Passage(d['id'], d['text'], d['lang'], d['doc_id'], d['title'])
+    with open(folder/'passages.jsonl', encoding='utf-8') as f:
+        for line in f:
+            d = json.loads(line); passages[d['id']] = Passage(d['id'], d['text'], d['lang'], d['doc_id'], d['title'])
     chunks = []
-    for line in open(folder/'chunks.jsonl', encoding='utf-8'):
-        cid, pid, strategy, s, e, cs, ce = json.loads(line); p = passages[pid]
-        chunks.append(Chunk(cid, pid, p.doc_id, p.lang, strategy, s, e, p.text[s:e], cs, ce))
+    with open(folder/'chunks.jsonl', encoding='utf-8') as f:
+        for line in f:
+            cid, pid, strategy, s, e, cs, ce = json.loads(line); p = passages[pid]
+            chunks.append(Chunk(cid, pid, p.doc_id, p.lang, strategy, s, e, p.text[s:e], cs, ce))
     backend, strategies = dense_backend or manifest['config']['dense_backend'], manifest['config']['chunkers']
     langs = {lang: LangIndex(lang, {s: np.load(folder/f'rows_{lang}_{s}.npy', allow_pickle=False) for s in strategies},
                              {s: DenseIndex.load(folder/f'dense_{lang}_{s}', backend) for s in strategies},
