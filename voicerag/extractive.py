@@ -12,8 +12,8 @@ from .text import content_tokens, scripts_of, sentence_spans
 from .index import derived
 
 # %% auto #0
-__all__ = ['GROW_BELOW', 'GROW_MIN_GAIN', 'SEMANTIC_WEIGHT', 'term_weights', 'lexical_scores', 'grow_span', 'pick_version',
-           'extract_answer', 'sentence_vectors']
+__all__ = ['GROW_BELOW', 'GROW_MIN_GAIN', 'SEMANTIC_WEIGHT', 'LONG_PASSAGE', 'WINDOW_CHARS', 'term_weights', 'lexical_scores',
+           'grow_span', 'pick_version', 'extract_answer', 'sentence_vectors', 'answer_window']
 
 # %% ../nbs/13_extractive.ipynb #72f887fd
 def term_weights(question:str, sentences:list[str]) -> dict[str, float]:
@@ -57,9 +57,13 @@ def _embedding_scores(sentences:list[str], query_vec, encoder) -> np.ndarray:
     return vecs @ np.asarray(query_vec, dtype=np.float32).reshape(-1)
 
 def extract_answer(question:str, passage:Passage, query_vec=None, encoder=None, matched:Passage|None=None,
-                   sentence_vecs=None, semantic_weight:float=0.0) -> Answer|None:
-    "A verbatim span of `passage` answering `question`, or None when no sentence relates to it."
+                   sentence_vecs=None, semantic_weight:float=0.0, window:tuple[int, int]|None=None) -> Answer|None:
+    "A verbatim span of `passage` answering `question` (only its sentences meeting `window`, when given), or None when no sentence relates to it."
     spans = sentence_spans(passage.text) or [(0, len(passage.text))]
+    if window is not None:
+        inside = [a < window[1] and b > window[0] for a, b in spans]
+        if _usable(sentence_vecs, query_vec, len(spans)): sentence_vecs = np.asarray(sentence_vecs)[inside]
+        spans = [s for s, keep in zip(spans, inside) if keep] or spans
     sentences = [passage.text[a:b] for a, b in spans]
     shares_script = bool(scripts_of(question) & scripts_of(passage.text))
     scores = lexical_scores(question, sentences) if shares_script else np.zeros(len(sentences))
@@ -99,3 +103,19 @@ def sentence_vectors(index, passage:Passage):
     "The index's vectors of `passage`'s sentences, in order; None when the index has no sentence chunks for it."
     rows = _sentence_rows(index).get(passage.id)
     return None if rows is None else index.langs[passage.lang].dense['sentence'].vectors[rows]
+
+# %% ../nbs/13_extractive.ipynb #05a614cb
+LONG_PASSAGE = 3500      # characters; above every vendored XQuAD paragraph (at most 3,326), which are read whole
+WINDOW_CHARS = None      # characters read around the matched chunk of a longer passage; None: the whole passage (chosen on train below)
+
+def _chunk_of_id(index) -> dict:
+    "chunk id -> `Chunk`, once per index (`voicerag.index.derived`)."
+    return derived(index, 'chunk_of_id', lambda ix: {c.id: c for c in ix.chunks})
+
+def answer_window(index, hit, passage:Passage, long_chars:int=LONG_PASSAGE, width:int|None=WINDOW_CHARS) -> tuple[int, int]|None:
+    "The span of `passage` to read for `hit`: None (all of it) when short, another version or `width` None; else the matched chunk's window, widened to `width`."
+    if width is None or len(passage.text) <= long_chars or passage.id != hit.passage_id: return None
+    chunk = _chunk_of_id(index)[hit.chunk_id]
+    a, b = (chunk.context_start, chunk.context_end) if chunk.context_start >= 0 else (chunk.start, chunk.end)
+    pad = max(0, (width - (b - a)) // 2)
+    return max(0, a - pad), min(len(passage.text), b + pad)
