@@ -30,6 +30,6 @@ def test_ray_build_is_the_local_build(tmp_path, capsys):
     on_ray, here = (Retriever(load_index(f), hashing, config) for f in (tmp_path/'ray', local.folder))
     for q in ['Who won Super Bowl 50?', 'पैंथर्स डिफेंस ने कितने अंक दिए?', 'what is a sole proprietorship']:
         assert [h.chunk_id for h in on_ray.search(q).hits] == [h.chunk_id for h in here.search(q).hits]
-    again = build_on_ray(corpus, config, tmp_path/'ray', progress=False)        # everything finished: Ray is not even started
+    again = build_on_ray(corpus, config, tmp_path/'ray', shard_passages=32, progress=False)   # all finished: Ray is not even started
     assert (again.shards_kept, again.chunks_encoded) == (4, 0) and not ray.is_initialized()
     with capsys.disabled(): print(f'\nRay local node: started in {started:.1f} s, built 120 passages on 2 actors in {built:.1f} s')
