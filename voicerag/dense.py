@@ -12,9 +12,10 @@ from .core import DataError, atomic_write_json
 from .bm25 import Ranking, candidate_rows, check_k, load_array, ranking_from
 
 # %% auto #0
-__all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'BACKENDS', 'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'DENSE_FORMAT',
-           'exact_scores', 'score_slack', 'Backend', 'NumpyBackend', 'FaissBackend', 'exact_top', 'recall_at',
-           'tie_recall', 'calibrate_ef', 'HnswBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
+__all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'PROBE_MIX', 'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION', 'BACKENDS',
+           'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'DENSE_FORMAT', 'exact_scores', 'score_slack', 'Backend',
+           'NumpyBackend', 'FaissBackend', 'exact_top', 'recall_at', 'tie_recall', 'hnsw_search', 'question_probes',
+           'calibrate_ef', 'hnsw_graph', 'HnswBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
@@ -71,9 +72,10 @@ class FaissBackend:
         return out
 
 # %% ../nbs/06_dense.ipynb #b5601c81
-ANN_TARGET_RECALL = 0.995            # calibration target for recall@10 on probe rows (the requirement is 0.99 on queries)
+ANN_TARGET_RECALL = 0.995            # calibration target for recall@10 on question-like probes (the requirement is 0.99 on questions)
 ANN_MIN_ROWS = 50_000                # 'auto' uses HNSW from this many rows on: chosen from the measurement in this notebook
-EF_LADDER = (32, 64, 128, 256, 512, 1024)
+EF_LADDER = (32, 64, 128, 256, 512, 1024, 2048)
+PROBE_MIX = 4                        # a probe is the normalised sum of this many random rows: as hard as real questions (20_scale)
 
 def exact_top(vectors:np.ndarray, queries:np.ndarray, k:int, block:int=65_536) -> np.ndarray:
     "Row numbers of each query's `k` highest inner products (unordered within the k), scanning `vectors` in blocks."
@@ -89,56 +91,63 @@ def recall_at(found:np.ndarray, truth:np.ndarray) -> float:
     "Mean over queries of |found ∩ truth| / |truth| by row number (rows of two (queries, k) arrays; -1 in `found` is nothing): right when no two rows tie."
     return float(np.mean([len(set(f.tolist()) & set(t.tolist())) / len(t) for f, t in zip(found, truth)]))
 
-def tie_recall(vectors:np.ndarray, queries:np.ndarray, found, k:int=10, exclude=None) -> float:
-    "Recall@k where a returned row counts when its canonical score reaches the exact k-th best: tied rows (duplicates) are interchangeable. `exclude`: a row per query left out of both."
-    truth = exact_top(vectors, queries, k + (exclude is not None))
+def tie_recall(vectors:np.ndarray, queries:np.ndarray, found, k:int=10, truth:np.ndarray|None=None) -> float:
+    "Recall@k where a returned row counts when its canonical score reaches the exact k-th best: tied rows (duplicates) are interchangeable. `truth`: `exact_top(vectors, queries, k)` if known."
+    truth = exact_top(vectors, queries, k) if truth is None else truth
     out = []
-    for i, (q, f, t) in enumerate(zip(queries, found, truth)):
+    for q, f, t in zip(queries, found, truth):
         f = np.asarray(f); f = f[f >= 0]
-        if exclude is not None: f, t = f[f != exclude[i]], t[t != exclude[i]]
         kth = np.sort(exact_scores(vectors[t], q))[::-1][min(k, len(t)) - 1]
         out.append(min(k, int((exact_scores(vectors[f[:k]], q) >= kth).sum())) / min(k, len(t)))
     return float(np.mean(out))
 
-def _hnsw_search(index, queries:np.ndarray, k:int, ef:int) -> np.ndarray:
+def hnsw_search(graph, queries:np.ndarray, k:int, ef:int) -> np.ndarray:
+    "Row numbers (-1: none) of the `k` best rows per query found by walking `graph` with `efSearch` `ef`."
     import faiss
     params = faiss.SearchParametersHNSW()
     params.efSearch = max(ef, k)                        # per call: no shared state is changed, so threads can share the index
-    return index.search(queries, k, params=params)[1]
+    return graph.search(queries, k, params=params)[1]
 
-def calibrate_ef(index, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=200, seed:int=0) -> tuple[int, float]:
-    "The smallest `efSearch` of `EF_LADDER` with recall@10 (`tie_recall`) >= `target` on probe rows (their own row left out), and that recall."
-    rows = np.sort(np.random.default_rng(seed).choice(len(vectors), min(probes, len(vectors)), replace=False))
-    probe, k = np.ascontiguousarray(vectors[rows]), min(10, len(vectors) - 1)
-    if k < 1: return EF_LADDER[0], 1.0
+def question_probes(vectors:np.ndarray, n:int=500, mix:int=PROBE_MIX, seed:int=0) -> np.ndarray:
+    "`n` probe queries, each the normalised sum of `mix` random rows: a point between rows, whose best rows score almost alike, as a question's do."
+    picks = np.random.default_rng(seed).integers(0, len(vectors), (n, mix))
+    probe = np.asarray(vectors[picks.ravel()], dtype=np.float32).reshape(n, mix, -1).sum(axis=1)
+    return np.ascontiguousarray(probe / np.maximum(np.linalg.norm(probe, axis=1, keepdims=True), 1e-30), dtype=np.float32)
+
+def calibrate_ef(index, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=500, seed:int=0) -> tuple[int, float]:
+    "The smallest `efSearch` of `EF_LADDER` with recall@10 (`tie_recall`) >= `target` on `question_probes`, and that recall (the last rung's if none reaches it)."
+    probe, k = question_probes(vectors, probes, seed=seed), min(10, len(vectors))
+    truth = exact_top(vectors, probe, k)
     for ef in EF_LADDER:
-        recall = tie_recall(vectors, probe, _hnsw_search(index, probe, k + 1, ef), k, exclude=rows)
+        recall = tie_recall(vectors, probe, hnsw_search(index, probe, k, ef), k, truth)
         if recall >= target: break
     return ef, recall
+
+HNSW_LINKS, HNSW_EF_CONSTRUCTION = 32, 80
+
+def hnsw_graph(vectors:np.ndarray, progress:bool=False, block:int=50_000):
+    "A faiss `IndexHNSWFlat` (inner product, `HNSW_LINKS` links, `HNSW_EF_CONSTRUCTION`) over `vectors`, added block by block."
+    import faiss
+    from tqdm.auto import tqdm
+    graph = faiss.IndexHNSWFlat(vectors.shape[1], HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
+    graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    for start in tqdm(range(0, len(vectors), block), desc=f'HNSW graph over {len(vectors):,} rows',
+                      unit_scale=block, disable=not progress):
+        graph.add(np.ascontiguousarray(vectors[start:start + block]))
+    return graph
 
 class HnswBackend:
     "Approximate: faiss `IndexHNSWFlat` (inner product), `efSearch` calibrated to recall@10 >= `ANN_TARGET_RECALL` on probe rows."
     name = 'hnsw'
-    links, ef_construction, add_block = 32, 80, 50_000
 
     def __init__(self, vectors:np.ndarray, graph=None, ann:dict|None=None, progress:bool=False):
         self.n = len(vectors)
-        self.graph = graph if graph is not None else self._build(vectors, progress)
+        self.graph = graph if graph is not None else hnsw_graph(vectors, progress)
         self.ann = ann or dict(zip(('ef_search', 'probe_recall_at_10'), calibrate_ef(self.graph, vectors)),
-                               kind='hnsw', links=self.links, ef_construction=self.ef_construction)
-
-    def _build(self, vectors:np.ndarray, progress:bool):
-        import faiss
-        from tqdm.auto import tqdm
-        graph = faiss.IndexHNSWFlat(vectors.shape[1], self.links, faiss.METRIC_INNER_PRODUCT)
-        graph.hnsw.efConstruction = self.ef_construction
-        for start in tqdm(range(0, len(vectors), self.add_block), desc=f'HNSW graph over {len(vectors):,} rows',
-                          unit_scale=self.add_block, disable=not progress):
-            graph.add(np.ascontiguousarray(vectors[start:start + self.add_block]))
-        return graph
+                               kind='hnsw', links=self.graph.hnsw.nb_neighbors(1), ef_construction=self.graph.hnsw.efConstruction)
 
     def candidates(self, queries:np.ndarray, k:int, slacks:np.ndarray) -> list[np.ndarray]:
-        return [np.sort(r[r >= 0]) for r in _hnsw_search(self.graph, queries, min(k, self.n), self.ann['ef_search'])]
+        return [np.sort(r[r >= 0]) for r in hnsw_search(self.graph, queries, min(k, self.n), self.ann['ef_search'])]
 
 BACKENDS = {'numpy': NumpyBackend, 'faiss': FaissBackend, 'hnsw': HnswBackend}
 EXACT_BACKENDS = ('numpy', 'faiss')
