@@ -18,8 +18,8 @@ from .text import sentence_spans
 # %% auto #0
 __all__ = ['SITES', 'word_units', 'Encoded', 'ReaderTokens', 'window_around', 'ReaderWeights', 'weights_digest', 'reader_path',
            'ReaderNet', 'article_splits', 'squad2_splits', 'xquad_examples', 'squad2_examples', 'swapped_examples',
-           'reader_examples', 'training_item', 'reader_loss', 'train_reader', 'Reading', 'Reader', 'best_span',
-           'removed_examples']
+           'reader_examples', 'training_item', 'reader_loss', 'train_reader', 'fit_adapters', 'Reading', 'Reader',
+           'merged_layers', 'best_span', 'removed_examples']
 
 # %% ../nbs/13a_reader.ipynb #12f1b409
 def _is_punct(ch:str) -> bool: return unicodedata.category(ch).startswith('P') and ch != '%'
@@ -95,6 +95,7 @@ SITES = ('qkv', 'ao', 'fi', 'fo')
 
 class ReaderWeights:
     "The trained part of the reader: low-rank adapters on every linear layer of e5-small, a span head and an answerability head."
+    kind = 'reader'                     # named in errors; `voicerag.verifier.VerifierWeights` is the same file format
     def __init__(self, arrays:dict[str, np.ndarray], meta:dict):
         self.arrays, self.meta = arrays, {**meta, 'digest': weights_digest(arrays)}   # trained or loaded: named by its weights
 
@@ -104,9 +105,9 @@ class ReaderWeights:
         try:
             with np.load(path, allow_pickle=False) as z: arrays = {k: z[k] for k in z.files}
             meta = json.loads(bytes(arrays.pop('__meta__')).decode('utf-8'))
-        except (OSError, ValueError, KeyError) as e: raise DataError(f'unreadable reader weights: {e}', path=path) from e
+        except (OSError, ValueError, KeyError) as e: raise DataError(f'unreadable {cls.kind} weights: {e}', path=path) from e
         digest = weights_digest(arrays)
-        if digest != meta.get('digest'): raise DataError(f'reader weights do not match their digest ({digest} != {meta.get("digest")})', path=path)
+        if digest != meta.get('digest'): raise DataError(f'{cls.kind} weights do not match their digest ({digest} != {meta.get("digest")})', path=path)
         return cls(arrays, meta)
 
     def save(self, path) -> Path:
@@ -310,28 +311,30 @@ def train_reader(examples:list[dict], epochs:int=2, budget:int=192, lr:float=5e-
     for ly in encoder._params['layers']:
         for t in ly.values():
             if hasattr(t, 'requires_grad_'): t.requires_grad_(False)
-    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=0.01)
     plan = [_batches([it for ex in examples if (it := training_item(tokens, ex, budget, rng))], batch_tokens, rng) for _ in range(epochs)]
-    total, step, t0 = sum(map(len, plan)), 0, time.perf_counter()
-    bar = _progress(total, progress)
-    for epoch, batches in enumerate(plan):
-        running = []
-        for batch in batches:
-            for g in opt.param_groups: g['lr'] = lr * (1 - step / total)
-            with torch.autocast('cpu', dtype=torch.bfloat16):
-                loss = reader_loss(net, batch)
-            opt.zero_grad(); loss.backward(); opt.step()
-            running.append(loss.item()); step += 1; bar.update(1)
-        log(f'epoch {epoch + 1}: {sum(len(b) for b in batches)} items, mean loss {np.mean(running):.3f}, {time.perf_counter() - t0:.0f} s')
-    bar.close()
+    fit_adapters(net, plan, reader_loss, lr, progress, log, 'training reader')
     history = (init.meta.get('history', []) + [{k: init.meta[k] for k in ('epochs', 'lr', 'seed')}]) if init is not None else []
     meta = dict(epochs=epochs, budget=budget, lr=lr, batch_tokens=batch_tokens, seed=seed, examples=len(examples), history=history,
                 sources={s: sum(ex['source'] == s for ex in examples) for s in sorted({ex['source'] for ex in examples})})
     return net.to_weights(meta)
 
-def _progress(total:int, enabled:bool):
+def fit_adapters(net:ReaderNet, plan:list[list[list[dict]]], loss_fn, lr:float, progress:bool=True, log=print, desc:str='training'):
+    "AdamW over `plan` (per epoch, its batches), lr decaying linearly to 0, bf16 autocast: `loss_fn(net, batch)` for the reader or the verifier."
+    torch = net.torch
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=0.01)
+    total, step, t0 = sum(map(len, plan)), 0, time.perf_counter()
     from tqdm.auto import tqdm
-    return tqdm(total=total, desc='training reader', disable=not enabled, mininterval=5)
+    bar = tqdm(total=total, desc=desc, disable=not progress, mininterval=5)
+    for epoch, batches in enumerate(plan):
+        running = []
+        for batch in batches:
+            for g in opt.param_groups: g['lr'] = lr * (1 - step / total)
+            with torch.autocast('cpu', dtype=torch.bfloat16):
+                loss = loss_fn(net, batch)
+            opt.zero_grad(); loss.backward(); opt.step()
+            running.append(loss.item()); step += 1; bar.update(1)
+        log(f'epoch {epoch + 1}: {sum(len(b) for b in batches)} items, mean loss {np.mean(running):.3f}, {time.perf_counter() - t0:.0f} s')
+    bar.close()
 
 # %% ../nbs/13a_reader.ipynb #444cb3b3
 @dataclass
@@ -351,19 +354,8 @@ class Reader:
         self.encoder = encoder or E5TorchEncoder(dtype='bfloat16')
         self.torch, self.tokens = self.encoder.torch, ReaderTokens(self.encoder.tokenizer)
         self.budget, self.max_units = budget or self.weights.meta['budget'], max_units
-        self.layers, self.heads = self._merge(self.weights), {k: self.torch.from_numpy(v) for k, v in self.weights.arrays.items() if '.' in k and k.split('.')[0] in ('span', 'answerable')}
+        self.layers, self.heads = merged_layers(self.encoder, self.weights), {k: self.torch.from_numpy(v) for k, v in self.weights.arrays.items() if '.' in k and k.split('.')[0] in ('span', 'answerable')}
         self.name = f"reader:{self.weights.meta['digest']}"
-
-    def _merge(self, w:ReaderWeights) -> list[dict]:
-        "Base weights plus scale * B @ A for every adapted linear layer."
-        scale, out = w.meta['scale'], []
-        for i, ly in enumerate(self.encoder._params['layers']):
-            merged = dict(ly)
-            for site in SITES:
-                a, b, base = w.arrays[f'l{i}.{site}.a'], w.arrays[f'l{i}.{site}.b'], ly[f'{site}_w']
-                merged[f'{site}_w'] = (base.float() + self.torch.from_numpy(scale * (b @ a))).to(base.dtype)
-            out.append(merged)
-        return out
 
     def read(self, question:str, text:str, focus:int=0) -> Reading|None:
         "The best short span of `text` for `question`, reading the window of `budget` tokens around character `focus`; None for an empty text."
@@ -389,6 +381,17 @@ class Reader:
             se = F.linear(x, self.heads['span.w'], self.heads['span.b'])
             a = F.linear(x[0], self.heads['answerable.w'], self.heads['answerable.b'])
         return se[:, 0].numpy(), se[:, 1].numpy(), float(a[0])
+
+def merged_layers(encoder:E5TorchEncoder, w:ReaderWeights) -> list[dict]:
+    "The encoder's layers with scale * B @ A added to every adapted linear layer: serving then runs one plain e5 pass (reader and verifier)."
+    scale, out = w.meta['scale'], []
+    for i, ly in enumerate(encoder._params['layers']):
+        merged = dict(ly)
+        for site in SITES:
+            a, b, base = w.arrays[f'l{i}.{site}.a'], w.arrays[f'l{i}.{site}.b'], ly[f'{site}_w']
+            merged[f'{site}_w'] = (base.float() + encoder.torch.from_numpy(scale * (b @ a))).to(base.dtype)
+        out.append(merged)
+    return out
 
 def best_span(s:np.ndarray, e:np.ndarray, starts_ok, ends_ok, tok_units:np.ndarray, max_units:int) -> tuple[int, int, float]:
     "Token positions (i, j), i <= j, of the most probable span of at most `max_units` units, with its probability."
