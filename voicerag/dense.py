@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_dense.ipynb #86f8ebcc
 from __future__ import annotations
-import json, os
+import json, os, warnings
 from pathlib import Path
 from typing import Protocol
 import numpy as np
@@ -143,8 +143,15 @@ class HnswBackend:
     def __init__(self, vectors:np.ndarray, graph=None, ann:dict|None=None, progress:bool=False):
         self.n = len(vectors)
         self.graph = graph if graph is not None else hnsw_graph(vectors, progress)
-        self.ann = ann or dict(zip(('ef_search', 'probe_recall_at_10'), calibrate_ef(self.graph, vectors)),
-                               kind='hnsw', links=self.graph.hnsw.nb_neighbors(1), ef_construction=self.graph.hnsw.efConstruction)
+        self.ann = ann or self._calibrate(vectors)
+
+    def _calibrate(self, vectors:np.ndarray) -> dict:
+        ef, recall = calibrate_ef(self.graph, vectors)
+        if recall < ANN_TARGET_RECALL:
+            warnings.warn(f'HNSW over {self.n:,} rows: recall@10 on question-like probes is {recall:.4f} at the largest efSearch '
+                          f'({ef}), below {ANN_TARGET_RECALL}; dense_backend="numpy" searches exactly')
+        return dict(ef_search=ef, probe_recall_at_10=recall, kind='hnsw', links=self.graph.hnsw.nb_neighbors(1),
+                    ef_construction=self.graph.hnsw.efConstruction)
 
     def candidates(self, queries:np.ndarray, k:int, slacks:np.ndarray) -> list[np.ndarray]:
         return [np.sort(r[r >= 0]) for r in hnsw_search(self.graph, queries, min(k, self.n), self.ann['ef_search'])]
