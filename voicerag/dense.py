@@ -169,14 +169,18 @@ def resolve_backend(backend:str, rows:int) -> str:
 # %% ../nbs/06_dense.ipynb #7afb6af5
 DENSE_FORMAT = 'voicerag.dense/1'
 
-def _as_vectors(vectors) -> np.ndarray:
-    "The index vectors as a C-contiguous float32 matrix, or a DataError naming the first bad row."
+def _as_vectors(vectors, block:int=65_536) -> tuple[np.ndarray, float]:
+    "The index vectors as a C-contiguous float32 matrix and its largest row norm, or a DataError naming the first bad row; checked block by block (no temporary of the matrix's size)."
     try: v = np.ascontiguousarray(vectors, dtype=np.float32)
     except (TypeError, ValueError) as e: raise DataError(f'vectors must be numbers: {e}', field='vectors') from e
     if v.ndim != 2 or v.shape[1] < 1: raise DataError(f'vectors must be a 2-D array (rows x dimensions), got shape {v.shape}', field='vectors')
-    bad = np.flatnonzero(~np.isfinite(v).all(axis=1))
-    if len(bad): raise DataError(f'{len(bad)} vector(s) hold NaN or infinity', row=int(bad[0]), field='vectors')
-    return v
+    max_norm = 0.0
+    for start in range(0, len(v), block):
+        part = np.asarray(v[start:start + block])
+        bad = np.flatnonzero(~np.isfinite(part).all(axis=1))
+        if len(bad): raise DataError('a vector holds NaN or infinity', row=start + int(bad[0]), field='vectors')
+        max_norm = max(max_norm, float(np.linalg.norm(part, axis=1).max(initial=0.0)))
+    return v, max_norm
 
 def _as_queries(queries, dim:int) -> np.ndarray:
     "Queries as a C-contiguous float32 (m, dim) matrix, or a ValueError saying what is wrong."
@@ -220,9 +224,8 @@ def _read_graph(path:Path, rows:int):
 class DenseIndex:
     "Inner-product search over rows `0..n-1`: exact backends return the same `Ranking`s, HNSW its calibrated approximation."
     def __init__(self, vectors, backend:str=DEFAULT_BACKEND, graph=None, ann:dict|None=None, progress:bool=False):
-        self.vectors = _as_vectors(vectors)
+        self.vectors, self.max_row_norm = _as_vectors(vectors)
         name = resolve_backend(backend, len(self.vectors))
-        self.max_row_norm = float(np.linalg.norm(self.vectors, axis=1).max(initial=0.0))
         if name != 'hnsw': self.backend = BACKENDS[name](self.vectors)
         elif len(self.vectors): self.backend = HnswBackend(self.vectors, graph, ann, progress)
         else: self.backend = NumpyBackend(self.vectors)            # nothing to walk: an empty index answers empty
