@@ -15,13 +15,13 @@ from .core import Config, DataError, Passage, VoiceragError, atomic_write_json
 from .text import dominant_script
 from .chunkers import make_chunker
 from .bm25 import BM25Index
-from .dense import DenseIndex
+from .dense import DenseIndex, release_pages
 from .index import INDEX_FORMAT, _check_strategies, _file_table, _swap_into_place
 
 # %% auto #0
-__all__ = ['SHARD_FORMAT', 'SHARD_PASSAGES', 'fingerprint', 'passage_key', 'batches', 'VectorCache', 'write_shard', 'assemble',
-           'BuildReport', 'work_dir', 'shards_folder', 'plan_shards', 'finish_build', 'build_streaming', 'ShardWriter',
-           'build_on_ray']
+__all__ = ['SHARD_FORMAT', 'SHARD_PASSAGES', 'RELEASE_ROWS', 'fingerprint', 'passage_key', 'batches', 'VectorCache',
+           'write_shard', 'assemble', 'BuildReport', 'work_dir', 'shards_folder', 'plan_shards', 'finish_build',
+           'build_streaming', 'ShardWriter', 'build_on_ray']
 
 # %% ../nbs/09a_build.ipynb #71ef4054
 SHARD_FORMAT = 'voicerag.build-shard/1'
@@ -131,6 +131,8 @@ def _merged_passages(shards:list[Path], stats:dict) -> Iterator[dict]:
 def _tagged(path:Path, shard:int) -> Iterator[tuple[list, int]]:
     for r in _jsonl(path): yield r, shard
 
+RELEASE_ROWS = 16_384        # assembly hands the pages of its memory-mapped vector files back to the kernel this often (chunks)
+
 def assemble(shards:list[Path], out:Path, scratch:Path, config:Config, encoder, progress:bool=True) -> dict:
     "Write the index files of `shards` into `out` exactly as `save_index` lays them out; returns the counts for the manifest."
     stats = {'passages': {}, 'first': {}}
@@ -156,6 +158,8 @@ def assemble(shards:list[Path], out:Path, scratch:Path, config:Config, encoder, 
             key, i = (lang, strategy), filled[(lang, strategy)]
             vectors[key][i], rows[key][i], filled[key] = sources[shard][vrow], row, i + 1
             if strategy == primary: texts[lang].write(json.dumps(text, ensure_ascii=False) + '\n')
+            if row % RELEASE_ROWS == RELEASE_ROWS - 1:                             # memory-mapped pages read and written so far
+                for a in (*vectors.values(), *sources): release_pages(a)
     for t in texts.values(): t.close()
     for lang in langs:
         BM25Index.build(_jsonl(scratch/f'bm25_{lang}.jsonl'),

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_dense.ipynb #86f8ebcc
 from __future__ import annotations
-import json, os, warnings
+import json, mmap, os, warnings
 from pathlib import Path
 from typing import Protocol
 import numpy as np
@@ -15,7 +15,7 @@ from .bm25 import Ranking, candidate_rows, check_k, load_array, ranking_from
 __all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'PROBE_MIX', 'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION', 'BACKENDS',
            'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'DENSE_FORMAT', 'exact_scores', 'score_slack', 'Backend',
            'NumpyBackend', 'FaissBackend', 'exact_top', 'recall_at', 'tie_recall', 'hnsw_search', 'question_probes',
-           'calibrate_ef', 'hnsw_graph', 'HnswBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
+           'calibrate_ef', 'hnsw_graph', 'HnswBackend', 'resolve_backend', 'release_pages', 'write_npy', 'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
@@ -169,6 +169,13 @@ def resolve_backend(backend:str, rows:int) -> str:
 # %% ../nbs/06_dense.ipynb #7afb6af5
 DENSE_FORMAT = 'voicerag.dense/1'
 
+def release_pages(array):
+    "Let the kernel take back the resident pages of a memory-mapped `array` (or of the map it views; written pages stay in the file): reading or writing a large file block by block then holds one block in RSS, not the file. No-op for arrays in memory."
+    base = array
+    while base is not None and not isinstance(base, mmap.mmap): base = getattr(base, 'base', None)
+    if base is not None and hasattr(mmap, 'MADV_DONTNEED'):
+        base.flush(); base.madvise(mmap.MADV_DONTNEED)
+
 def _as_vectors(vectors, block:int=65_536) -> tuple[np.ndarray, float]:
     "The index vectors as a C-contiguous float32 matrix and its largest row norm, or a DataError naming the first bad row; checked block by block (no temporary of the matrix's size)."
     try: v = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -180,6 +187,7 @@ def _as_vectors(vectors, block:int=65_536) -> tuple[np.ndarray, float]:
         bad = np.flatnonzero(~np.isfinite(part).all(axis=1))
         if len(bad): raise DataError('a vector holds NaN or infinity', row=start + int(bad[0]), field='vectors')
         max_norm = max(max_norm, float(np.linalg.norm(part, axis=1).max(initial=0.0)))
+        release_pages(v)
     return v, max_norm
 
 def _as_queries(queries, dim:int) -> np.ndarray:
@@ -201,7 +209,9 @@ def write_npy(path, array:np.ndarray, block:int=65_536) -> Path:
     tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
     try:
         out = np.lib.format.open_memmap(tmp, mode='w+', dtype=array.dtype, shape=array.shape)
-        for start in range(0, len(array), block): out[start:start + block] = array[start:start + block]
+        for start in range(0, len(array), block):
+            out[start:start + block] = array[start:start + block]
+            release_pages(out); release_pages(array)
         out.flush(); del out
         _replace_synced(tmp, path)
     finally: tmp.unlink(missing_ok=True)
