@@ -86,16 +86,18 @@ RETRIEVAL_METRICS = ('R@1', 'R@5', 'R@10', 'MRR@10')
 SERVED_DIRECTIONS = ('en->en+hi', 'hi->en+hi')       # what the pipeline searches: both passage languages
 RETRIEVAL_DIRECTIONS = {'xquad': DIRECTIONS + SERVED_DIRECTIONS, 'msmarco_xi': ('hi->hi', 'en->en') + SERVED_DIRECTIONS}
 
-def retrieval_results(served:Served, directions:dict|None=None, progress:bool=True) -> dict:
-    "{'<dataset> <direction>': {'routed': {metric: estimate}, 'served': {...}, 'gain': {metric: paired}}} on the test split."
+def retrieval_results(served:Served, directions:dict|None=None, progress:bool=True, baseline:bool=True) -> dict:
+    """{'<dataset> <direction>': {'routed': {metric: estimate}, 'served': {...}, 'gain': {metric: paired}}} on the test split;
+    without `baseline` only 'served' (the drift check's fast run: the headlines are the served system's)."""
     directions = directions or RETRIEVAL_DIRECTIONS
+    retrievers = (('routed', served.routed), ('served', served.retriever)) if baseline else (('served', served.retriever),)
     out = {}
     for name, dirs in directions.items():
         for d in dirs:
             per = {label: score_runs(run_direction(r, served.test[name], d, progress=progress), served.test[name].qrels)
-                   for label, r in (('routed', served.routed), ('served', served.retriever))}
-            out[f'{name} {d}'] = {**{label: {m: estimate(s[m]) for m in RETRIEVAL_METRICS} for label, s in per.items()},
-                                  'gain': {m: paired(per['routed'][m], per['served'][m]) for m in RETRIEVAL_METRICS}}
+                   for label, r in retrievers}
+            out[f'{name} {d}'] = {label: {m: estimate(s[m]) for m in RETRIEVAL_METRICS} for label, s in per.items()}
+            if baseline: out[f'{name} {d}']['gain'] = {m: paired(per['routed'][m], per['served'][m]) for m in RETRIEVAL_METRICS}
     return out
 
 # %% ../nbs/18_evaluate.ipynb #974eaa02
@@ -362,7 +364,7 @@ def answerer_identity(pipeline) -> dict|None:
     return {'reader': pipeline.reader.name, 'answerability': None if gate is None else {k: round(v, 6) for k, v in sorted(gate.thresholds.items())}}
 
 def evaluate(config:Config|None=None, fast:bool=False, progress:bool=True) -> dict:
-    "Every evaluation of the served system on the test split (`fast`: no abstention, latency or sweep)."
+    "Every evaluation of the served system on the test split (`fast`: no abstention, latency or sweep, and retrieval without the routed baseline)."
     t0 = time.perf_counter()
     natural = natural_questions_file()             # checked first: a changed question set stops the run before any work
     served = load_served(config, progress)
@@ -371,7 +373,7 @@ def evaluate(config:Config|None=None, fast:bool=False, progress:bool=True) -> di
                'abstainer': served.pipeline.abstainer.rule if served.pipeline.abstainer is not None else None,
                'answerer': answerer_identity(served.pipeline),
                'machine': machine_facts(),
-               'retrieval': retrieval_results(served, progress=progress)}
+               'retrieval': retrieval_results(served, progress=progress, baseline=not fast)}
     rows, unanswerable = answer_rows(served, progress), unanswerable_rows(served, progress)
     results.update(answers=answer_results(served, progress, rows), unanswerable={'squad2 en': summarize_declines(unanswerable)},
                    answer_absent=answer_absent_results(served, progress), selective=selective_results(rows, unanswerable),
@@ -407,7 +409,7 @@ def main(argv:list[str]|None=None) -> int:
     "`voicerag-eval`: evaluate the served system on the test split and write the results JSON."
     parser = argparse.ArgumentParser(prog='voicerag-eval', description=main.__doc__)
     parser.add_argument('--config', help='a TOML file with a [voicerag] table (VOICERAG_* variables override it)')
-    parser.add_argument('--fast', action='store_true', help='without abstention, latency and the sweep (what the CI drift test runs)')
+    parser.add_argument('--fast', action='store_true', help='without abstention, latency, the sweep and the routed retrieval baseline (what the CI drift test runs)')
     parser.add_argument('--out', help='where to write the results (default: nbs/eval_results.json in a checkout, '
                         'else eval_results.json in the data home; with --fast, nowhere)')
     parser.add_argument('--check', metavar='FILE', help='compare the headline metrics with a committed results file')
