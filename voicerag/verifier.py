@@ -15,7 +15,7 @@ from .reader import (ReaderNet, ReaderTokens, ReaderWeights, _batches, _unit_at,
                              swapped_examples, window_around, word_units, xquad_examples)
 
 # %% auto #0
-__all__ = ['MARKS', 'evidence_range', 'marked_ids', 'VerifierWeights', 'verifier_path', 'Verifier', 'plausible_spans',
+__all__ = ['MARKS', 'evidence_range', 'marked_ids', 'VerifierWeights', 'verifier_path', 'Verifier', 'pooled', 'plausible_spans',
            'other_span', 'verifier_examples', 'reader_span_examples', 'unique_examples', 'verifier_item',
            'verifier_loss', 'train_verifier']
 
@@ -59,6 +59,7 @@ class Verifier:
         self.weights = weights or VerifierWeights.load(verifier_path())
         self.encoder = encoder or E5TorchEncoder(dtype='bfloat16')
         self.torch, self.tokens, self.budget = self.encoder.torch, ReaderTokens(self.encoder.tokenizer), self.weights.meta['budget']
+        self.pool = self.weights.meta.get('pool', 'first')
         self.layers = merged_layers(self.encoder, self.weights)
         self.head = tuple(self.torch.from_numpy(self.weights.arrays[k]) for k in ('answerable.w', 'answerable.b'))
         self.name = f"verifier:{self.weights.meta['digest']}"
@@ -68,7 +69,15 @@ class Verifier:
         ids = marked_ids(self.tokens, question, text, start, end, self.budget)
         with self.torch.inference_mode():
             x, _ = self.encoder.hidden_states([ids], layers=self.layers)
-            return float(self.torch.nn.functional.linear(x[0, 0].float(), *self.head)[0])
+            return float(self.torch.nn.functional.linear(pooled(self.torch, self.tokens, x, [ids], self.pool)[0].float(), *self.head)[0])
+
+def pooled(torch, tokens:ReaderTokens, x, batch:list[list[int]], pool:str='first'):
+    "What the head reads, (B, H): the first token's state ('first'), or the mean of the states from the opening mark to the closing one ('marks': the span as read in context)."
+    if pool == 'first': return x[:, 0]
+    if pool != 'marks': raise ValueError(f"pool must be 'first' or 'marks', got {pool!r}")
+    opened, closed = (tokens.tok._tokenizer.token_to_id(m) for m in MARKS)
+    spans = [(len(ids) - 1 - ids[::-1].index(opened), len(ids) - 1 - ids[::-1].index(closed)) for ids in batch]
+    return torch.stack([x[r, a:b + 1].mean(0) for r, (a, b) in enumerate(spans)])
 
 # %% ../nbs/13ab_verifier.ipynb #9b35e7cc
 def _marked(ex:dict, start:int, end:int, label:bool, source:str) -> dict:
@@ -144,20 +153,22 @@ def unique_examples(examples:list[dict]) -> list[dict]:
 def verifier_item(tokens:ReaderTokens, ex:dict, budget:int) -> dict:
     return dict(ids=marked_ids(tokens, ex['question'], ex['text'], ex['start'], ex['end'], budget), label=ex['label'])
 
-def verifier_loss(net:ReaderNet, items:list[dict]):
-    "Binary cross-entropy of the first-token head against 'this span answers'."
-    torch = net.torch
-    logits = net.forward([it['ids'] for it in items])[2].float()
+def verifier_loss(net:ReaderNet, items:list[dict], pool:str='first'):
+    "Binary cross-entropy of the head (`ReaderNet`'s answerable head, on the `pooled` states) against 'this span answers'."
+    torch, batch = net.torch, [it['ids'] for it in items]
+    x, _ = net.encoder.hidden_states(batch, linear=net._linear)
+    logits = net.answerable(pooled(torch, ReaderTokens(net.encoder.tokenizer), x, batch, pool)).squeeze(-1).float()
     return torch.nn.functional.binary_cross_entropy_with_logits(logits, torch.tensor([it['label'] for it in items]))
 
 def train_verifier(examples:list[dict], epochs:int=2, budget:int=96, lr:float=1e-3, batch_tokens:int=4096, rank:int=8,
-                   seed:int=0, progress:bool=True, log=print) -> VerifierWeights:
-    "Fit adapters and head on marked `examples`; the base e5 weights stay frozen."
+                   pool:str='first', seed:int=0, progress:bool=True, log=print) -> VerifierWeights:
+    "Fit adapters and head on marked `examples`, the head reading the `pooled` states; the base e5 weights stay frozen."
+    from functools import partial
     encoder = E5TorchEncoder(dtype='float32')
     encoder.torch.manual_seed(seed)
     rng, net, tokens = random.Random(seed), ReaderNet(encoder, rank=rank, seed=seed), ReaderTokens(encoder.tokenizer)
     items = [verifier_item(tokens, ex, budget) for ex in examples]
-    fit_adapters(net, [_batches(items, batch_tokens, rng) for _ in range(epochs)], verifier_loss, lr, progress, log, 'training verifier')
-    w = net.to_weights(dict(epochs=epochs, budget=budget, lr=lr, batch_tokens=batch_tokens, seed=seed, examples=len(examples),
+    fit_adapters(net, [_batches(items, batch_tokens, rng) for _ in range(epochs)], partial(verifier_loss, pool=pool), lr, progress, log, 'training verifier')
+    w = net.to_weights(dict(epochs=epochs, budget=budget, lr=lr, batch_tokens=batch_tokens, pool=pool, seed=seed, examples=len(examples),
                             sources={s: sum(ex['source'] == s for ex in examples) for s in sorted({ex['source'] for ex in examples})}))
     return VerifierWeights({k: v for k, v in w.arrays.items() if not k.startswith('span.')}, w.meta)
