@@ -139,6 +139,9 @@ class ReaderNet:
                 a = torch.randn(rank, in_f, generator=g) / math.sqrt(in_f)
                 self.adapters[(i, site)] = (a.requires_grad_(), torch.zeros(out_f, rank, requires_grad=True))
         self.span = torch.nn.Linear(H, 2); self.answerable = torch.nn.Linear(H, 1)
+        for ly in encoder._params['layers']:                # the base stays frozen for every model trained on it (reader, verifier)
+            for t in ly.values():
+                if hasattr(t, 'requires_grad_'): t.requires_grad_(False)
         for lin in (self.span, self.answerable): torch.nn.init.normal_(lin.weight, std=0.02, generator=g); torch.nn.init.zeros_(lin.bias)
 
     def load(self, weights:ReaderWeights) -> 'ReaderNet':
@@ -308,9 +311,6 @@ def train_reader(examples:list[dict], epochs:int=2, budget:int=192, lr:float=5e-
     torch.manual_seed(seed)
     net, tokens = ReaderNet(encoder, rank=rank, seed=seed), ReaderTokens(encoder.tokenizer)
     if init is not None: net.load(init)
-    for ly in encoder._params['layers']:
-        for t in ly.values():
-            if hasattr(t, 'requires_grad_'): t.requires_grad_(False)
     plan = [_batches([it for ex in examples if (it := training_item(tokens, ex, budget, rng))], batch_tokens, rng) for _ in range(epochs)]
     fit_adapters(net, plan, reader_loss, lr, progress, log, 'training reader')
     history = (init.meta.get('history', []) + [{k: init.meta[k] for k in ('epochs', 'lr', 'seed')}]) if init is not None else []
