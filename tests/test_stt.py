@@ -234,6 +234,29 @@ def test_whisper_hears_no_words_in_a_tone():
     assert info.value.reason == 'no_speech'
 
 
+def test_whisper_stream_at_real_time():
+    "Chunks fed at 1x, as a microphone sends them: partial text while speaking, the hands-free stop within 1 s, every feed returning at once."
+    from voicerag.stt import open_stream
+    spoken = decode_audio(speak('How many points did the Panthers defense surrender in the whole season?', 'en'))     # about 4 s
+    heard = np.concatenate([np.zeros(SAMPLE_RATE // 2, np.float32), spoken, np.zeros(SAMPLE_RATE, np.float32)])
+    pcm, n = (np.clip(heard, -1, 1) * 32767).astype('<i2').tobytes(), SAMPLE_RATE // 4 * 2           # 250 ms chunks
+    stt = WhisperTranscriber()
+    stt._whisper()                                                             # loaded before the clock starts, as in a server
+    stream, states, feed_s, t0 = open_stream(stt, 'en'), [], [], time.perf_counter()
+    for i in range(0, len(pcm), n):
+        time.sleep(max(0.0, t0 + (i + n) / 2 / SAMPLE_RATE - time.perf_counter()))
+        t = time.perf_counter()
+        states.append(stream.feed(pcm[i:i + n]))
+        feed_s.append(time.perf_counter() - t)
+        if states[-1].ended: break
+    end_of_speech_s = (len(heard) - SAMPLE_RATE) / SAMPLE_RATE
+    assert states[-1].ended and states[-1].seconds - end_of_speech_s <= 1.0, [s.seconds for s in states]
+    assert any(s.text for s in states[:-1]), states                          # words appeared before the end
+    assert max(feed_s) < 0.25, feed_s                                          # feed never waits for a decode
+    heard_text = stream.finish()
+    assert {'points', 'season'} <= set(heard_text.text.lower().replace('?', '').split()), heard_text
+
+
 def test_http_defaults_come_from_httpshared(service):
     "One source of truth: the speech clients' retry settings are the shared ones; the timeout is derived, for the reason in 15_stt."
     client = (SarvamTranscriber if service is SARVAM else ElevenLabsTranscriber)()

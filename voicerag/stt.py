@@ -6,6 +6,7 @@
 from __future__ import annotations
 import hashlib, importlib.util, io, logging, os, tempfile, threading, time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Mapping, Protocol, runtime_checkable
 import numpy as np
@@ -504,7 +505,7 @@ class Endpointer:
         self.state, self.frames, self.speech_run, self.silence_run, self.last_speech = 'silence', 0, 0, 0, -1
 
     def push(self, probs) -> list[tuple[str, int]]:
-        "The events ('start', its first speech frame), ('pause' or 'end', the first silent frame after speech) that `probs` bring."
+        "The events ('start', its first speech frame), ('quiet', 'pause' or 'end', the first silent frame after speech) that `probs` bring: 'quiet' at that first silent frame."
         events = []
         for p in probs:
             i, self.frames = self.frames, self.frames + 1
@@ -516,6 +517,7 @@ class Endpointer:
             elif p < self.neg_threshold:
                 self.speech_run, self.silence_run = 0, self.silence_run + 1
                 quiet = self.silence_run * FRAME_S
+                if self.state == 'speech' and self.silence_run == 1: events.append(('quiet', self.last_speech + 1))
                 if self.state == 'speech' and quiet >= self.pause_s: self.state = 'pause'; events.append(('pause', self.last_speech + 1))
                 if self.state == 'pause' and quiet >= self.end_s: self.state = 'ended'; events.append(('end', self.last_speech + 1))
         return events
@@ -587,11 +589,15 @@ def _agreed(previous:list[int], current:list[int], starts_word, limit:int|None=N
     return n
 
 class WhisperStream(AudioStream):
-    """Local Whisper, decoding while the audio arrives. At a pause (`Endpointer.pause_s`) the segment so far is decoded
-    and kept; while speaking, the open segment is re-decoded every `update_s` s of speech and the words two successive
-    hypotheses agree on are committed (LocalAgreement; words in the last `hold_s` s of audio stay open); `finish`
-    decodes only what is left, with the committed words forced as a prefix. The encoder sees the segment's audio plus
-    `pad_s` s of padding, not a 30 s window."""
+    """Local Whisper, decoding on a worker thread while the audio arrives. `feed` only checks the chunk and scores it
+    with the VAD (a few ms), so the hands-free stop never waits for a decode. While speaking, the open segment is
+    re-decoded every `update_s` s of speech over the newest audio (a request made while the worker is busy replaces the
+    one waiting: there is never a queue of stale decodes), and the words two successive hypotheses agree on are
+    committed (LocalAgreement; words in the last `hold_s` s of audio stay open). At the first silent frame after speech
+    the segment up to there is decoded at once, speculatively: when the pause (`Endpointer.pause_s`) or `finish` closes
+    the segment after that same silence, that decode is its text. `finish` closes the open segment and waits only for
+    what is left; `settle()` waits for the worker (what a machine that keeps up has done by then).
+    The encoder sees the segment's audio plus `pad_s` s of padding, not a 30 s window."""
     def __init__(self, transcriber:WhisperTranscriber|None=None, lang:str|None=None, update_s:float=1.0, hold_s:float=2.0,
                  pad_s:float=8.0, preroll_s:float=0.3, tail_s:float=0.2, endpointer:Endpointer|None=None):
         super().__init__(transcriber or WhisperTranscriber(), lang, endpointer)
@@ -601,27 +607,52 @@ class WhisperStream(AudioStream):
         self._previous: list[int] = []                  # their tokens: Whisper's prompt for the next segment
         self._audio, self._start = np.zeros(0, np.float32), 0       # the open segment's samples, and where they start in the stream
         self._committed, self._last, self._speech_in_segment, self._since_update = [], [], False, 0
-        self.stats, self._tokenizers = {'decodes': 0, 'decode_ms': 0.0, 'tokens_decoded': 0}, {}
+        self._wanted: int|None = None                   # the open-segment decode asked for: up to this stream sample (-1: all fed by then)
+        self._closed: list[tuple] = []                  # closed segments the worker has yet to decode: (start, silent from, end, samples, committed tokens)
+        self._hypothesis: tuple = (-1, -1, [], True)    # the latest decode of an open segment: (start, end, tokens, no speech)
+        self._work, self._worker, self._failed = threading.Condition(), None, None     # the lock over all of the above, the worker, its error
+        self.stats, self._tokenizers = {'decodes': 0, 'decode_ms': 0.0, 'tokens_decoded': 0, 'skipped': 0, 'reused': 0}, {}
 
     @property
     def state(self) -> StreamState:
+        "`text` is the kept segments, the latest decode of a closed segment still waiting for its own, and the open segment's latest hypothesis."
         open_ = lambda tokens: self._text(tokens) if self._speech_in_segment else ''
         join = lambda *parts: ' '.join(p for p in parts if p)
-        return replace(super().state, text=join(*self.segments, open_(self._last)), committed=join(*self.segments, open_(self._committed)))
+        with self._work:
+            waiting = [self._text(self._hypothesis[2]) for start, *_ in self._closed if start == self._hypothesis[0]]
+            return replace(super().state, text=join(*self.segments, *waiting, open_(self._last)), committed=join(*self.segments, open_(self._committed)))
 
     def _heard(self, samples:np.ndarray, events:list[tuple[str, int]]):
-        self._audio = np.concatenate([self._audio, samples])
-        for event, frame in events:
-            if event == 'start': self._speech_in_segment = True
-            elif event == 'pause': self._close_segment(frame * SileroVAD.FRAME + int(self.tail_s * SAMPLE_RATE))
-        if self.endpointer.state == 'speech':
-            self._since_update += len(samples)
-            if self._since_update >= self.update_s * SAMPLE_RATE: self._update()
-        elif not self._speech_in_segment: self._drop_silence()
+        with self._work:
+            self._raise_failure()
+            self._audio = np.concatenate([self._audio, samples])
+            for event, frame in events:
+                if event == 'start': self._speech_in_segment = True
+                elif event == 'quiet': self._ask(self._speech_end(frame))       # speculative: the pause will likely cut here
+                elif event == 'pause': self._close_segment(self._speech_end(frame), frame * SileroVAD.FRAME)
+            if self.endpointer.state == 'speech' and self.endpointer.silence_run == 0:
+                self._since_update += len(samples)
+                if self._since_update >= self.update_s * SAMPLE_RATE: self._since_update = 0; self._ask(-1)
+            elif not self._speech_in_segment: self._drop_silence()
+
+    def _speech_end(self, frame:int) -> int:
+        "The stream sample where a segment whose first silent frame is `frame` ends: `tail_s` after it."
+        return frame * SileroVAD.FRAME + int(self.tail_s * SAMPLE_RATE)
+
+    def settle(self):
+        "Wait until the worker has done everything asked of it so far; raise what it failed with."
+        with self._work:
+            self._work.wait_for(lambda: self._worker is None)
+            self._raise_failure()
 
     def _transcript(self) -> Transcript:
         t0 = time.perf_counter()
-        if self._speech_in_segment: self._close_segment(self.fed)
+        with self._work:
+            if self._speech_in_segment and self.endpointer.silence_run:    # silence began after the last speech: cut there
+                silent = self.endpointer.last_speech + 1
+                self._close_segment(self._speech_end(silent), silent * SileroVAD.FRAME)
+            elif self._speech_in_segment: self._close_segment(self.fed)
+        self.settle()
         text = ' '.join(self.segments)
         if not text: raise STTError('silence' if self.loudest < SILENCE_RMS else 'no_speech', details={'audio_seconds': self.fed / SAMPLE_RATE, 'loudest_rms': self.loudest})
         ms = (time.perf_counter() - t0) * 1e3
@@ -645,6 +676,70 @@ class WhisperStream(AudioStream):
 
     def _text(self, tokens:list[int]) -> str: return self._tokenizer().decode(tokens).strip() if tokens else ''
 
+    def _ask(self, end:int):
+        "Ask the worker for a decode of the open segment up to stream sample `end` (-1: all that is fed when it starts), replacing a request still waiting."
+        if self._wanted is not None: self.stats['skipped'] += 1
+        self._wanted = end
+        self._wake()
+
+    def _close_segment(self, end:int, silent_from:int|None=None):
+        """Close the open segment at stream sample `end`, VAD-silent from `silent_from` on (default: `end`); the audio after
+        `end` starts the next segment. The worker keeps a decode of the segment that ended in that silence, or decodes it."""
+        cut = max(0, min(len(self._audio), end - self._start))
+        silent_from = self._start + cut if silent_from is None else min(silent_from, self._start + cut)
+        self._closed.append((self._start, silent_from, self._start + cut, self._audio[:cut], self._committed))
+        self._audio, self._start = self._audio[cut:], self._start + cut
+        self._committed, self._last, self._speech_in_segment, self._since_update, self._wanted = [], [], False, 0, None
+        self._wake()
+
+    def _wake(self):
+        "Start the worker unless it is running (it ends when nothing is left to do, so an abandoned stream leaves no thread)."
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._work_loop, name='whisper-stream', daemon=True)
+            self._worker.start()
+
+    def _raise_failure(self):
+        if self._failed is not None: raise self._failed
+
+    def _next_job(self):
+        "What the worker does next: the oldest closed segment, else the open segment's latest request, else nothing (None)."
+        if self._closed: return partial(self._decode_closed, *self._closed.pop(0))
+        if self._wanted is None: return None
+        end = self._start + len(self._audio) if self._wanted < 0 else min(self._wanted, self._start + len(self._audio))
+        job, self._wanted = partial(self._decode_open, self._start, end, self._audio[:end - self._start], self._committed), None
+        return job
+
+    def _work_loop(self):
+        while True:
+            with self._work:
+                job = self._next_job()
+                if job is None: self._worker = None; self._work.notify_all(); return
+            try: job()
+            except Exception as e:                  # handed to the caller's next feed or finish
+                with self._work: self._failed, self._closed, self._wanted, self._worker = e, [], None, None; self._work.notify_all()
+                return
+
+    def _decode_open(self, start:int, end:int, samples:np.ndarray, committed:list[int]):
+        "Decode the open segment's `samples`; if the segment is still open, commit what this hypothesis and the last one agree on."
+        tokens, no_speech = self._decode(samples, committed)
+        with self._work:
+            self._hypothesis = (start, end, tokens, no_speech)
+            if start != self._start: return
+            vocabulary = self.transcriber._whisper().hf_tokenizer
+            seconds = len(samples) / SAMPLE_RATE          # words in the last `hold_s` s (by their share of the tokens) stay open
+            limit = int(len(tokens) * max(0.0, seconds - self.hold_s) / seconds)
+            agreed = _agreed(self._last, tokens, lambda t: vocabulary.id_to_token(t).startswith('Ġ'), limit)
+            self._committed, self._last = tokens[:max(len(self._committed), agreed)], tokens
+
+    def _decode_closed(self, start:int, silent_from:int, end:int, samples:np.ndarray, committed:list[int]):
+        "Keep the text of a closed segment: the latest decode, if it began at its start and ended in its final silence; else a decode of it now."
+        with self._work: ready = self._hypothesis[0] == start and silent_from <= self._hypothesis[1] <= end
+        if ready: tokens, no_speech = self._hypothesis[2:]; self.stats['reused'] += 1
+        elif len(samples) >= MIN_SECONDS * SAMPLE_RATE: tokens, no_speech = self._decode(samples, committed)
+        else: tokens, no_speech = [], True
+        with self._work:
+            if tokens and not no_speech: self.segments.append(self._text(tokens)); self._previous += tokens
+
     def _decode(self, samples:np.ndarray, prefix:list[int]) -> tuple[list[int], bool]:
         "(the tokens of `samples`, starting with `prefix`; whether Whisper judged them no speech). The language is detected until words are committed."
         from faster_whisper.audio import pad_or_trim
@@ -654,8 +749,7 @@ class WhisperStream(AudioStream):
             features = whisper.feature_extractor(samples)
             window = min(whisper.feature_extractor.nb_max_frames, features.shape[-1] + int(self.pad_s * SAMPLE_RATE / whisper.feature_extractor.hop_length))
             encoded = whisper.encode(pad_or_trim(features, window))
-            t_encoded = time.perf_counter()
-            if not self.lang_given and not self.segments and not self._committed:
+            if not self.lang_given and not self.segments and not prefix:
                 self.lang = self.transcriber.pick_language(self.transcriber.language_probs(encoded))[0]
             tokenizer = self._tokenizer()
             previous = [tokenizer.sot_prev, *self._previous[-(whisper.max_length // 2 - 1):]] if self._previous else []
@@ -664,29 +758,8 @@ class WhisperStream(AudioStream):
                                          suppress_blank=True, suppress_tokens=[-1], return_scores=True, return_no_speech_prob=True)[0]
         tokens = [t for t in out.sequences_ids[0] if t < tokenizer.eot]
         no_speech = out.no_speech_prob > self.transcriber.NO_SPEECH_PROB and (float(out.scores[0]) if out.scores else 0.0) < self.transcriber.LOW_LOGPROB
-        t_done = time.perf_counter()
-        self.stats['decodes'] += 1; self.stats['tokens_decoded'] += len(tokens) - len(prefix); self.stats['decode_ms'] += (t_done - t0) * 1e3
-        self.last_decode = {'seconds': len(samples) / SAMPLE_RATE, 'encode_ms': (t_encoded - t0) * 1e3, 'generate_ms': (t_done - t_encoded) * 1e3,
-                            'prefix_tokens': len(prefix), 'new_tokens': len(tokens) - len(prefix)}
+        self.stats['decodes'] += 1; self.stats['tokens_decoded'] += len(tokens) - len(prefix); self.stats['decode_ms'] += (time.perf_counter() - t0) * 1e3
         return tokens, no_speech
-
-    def _update(self):
-        "Re-decode the open segment; commit the words this hypothesis and the last one agree on."
-        self._since_update = 0
-        tokens, _ = self._decode(self._audio, self._committed)
-        vocabulary = self.transcriber._whisper().hf_tokenizer
-        seconds = len(self._audio) / SAMPLE_RATE          # words in the last `hold_s` s (by their share of the tokens) stay open
-        limit = int(len(tokens) * max(0.0, seconds - self.hold_s) / seconds)
-        agreed = _agreed(self._last, tokens, lambda t: vocabulary.id_to_token(t).startswith('Ġ'), limit)
-        self._committed, self._last = tokens[:max(len(self._committed), agreed)], tokens
-
-    def _close_segment(self, end:int):
-        "Decode the open segment up to stream sample `end` and keep its text; the audio after `end` starts the next segment."
-        cut = max(0, min(len(self._audio), end - self._start))
-        tokens, no_speech = self._decode(self._audio[:cut], self._committed) if cut >= MIN_SECONDS * SAMPLE_RATE else ([], True)
-        if tokens and not no_speech: self.segments.append(self._text(tokens)); self._previous += tokens
-        self._audio, self._start = self._audio[cut:], self._start + cut
-        self._committed, self._last, self._speech_in_segment, self._since_update = [], [], False, 0
 
 def open_stream(transcriber:Transcriber, lang:str|None=None, **kwargs) -> AudioStream:
     "A stream for `transcriber`: local Whisper decodes while the audio arrives (`WhisperStream`); any other transcriber gets the whole recording at the end."
