@@ -251,8 +251,16 @@ class VoiceApp(widgets.VBox):
     def _listen(self):
         "The recorder started: open a stream, the server's or the local transcriber's (local Whisper decodes while it listens)."
         from voicerag.stt import open_stream
-        self._live = self.pipeline.stream(self.lang) if isinstance(self.pipeline, ServerPipeline) else open_stream(self.transcriber, self.lang)
-        self.status.value = '<span class="vr-partial">listening…</span>'
+        if isinstance(self.pipeline, ServerPipeline): self._live = self.pipeline.stream(self.lang)
+        else:
+            self._live = open_stream(self.transcriber, self.lang)
+            self._live.on_text = lambda state: self._show_heard(state.text)      # each decode shown when done, not at the next chunk
+        self._show_heard('')
+
+    def _show_heard(self, text:str):
+        "What has been heard so far, under the inputs."
+        heard = f'heard so far: <q{_lang_attr(text)}>{html.escape(text)}</q>' if text else 'listening…'
+        self.status.value = f'<span class="vr-partial">{heard}</span>'
 
     def _hear(self, chunk:bytes):
         "A chunk from the recorder: feed it and show what was heard so far; once the speaker has paused, stop recording and answer."
@@ -262,8 +270,7 @@ class VoiceApp(widgets.VBox):
             self.recorder.stop()
             return self._answer_stream(failed=e)
         text, ended = (state['text'], state['ended']) if isinstance(state, dict) else (state.text, state.ended)
-        heard = f'heard so far: <q{_lang_attr(text)}>{html.escape(text)}</q>' if text else 'listening…'
-        self.status.value = f'<span class="vr-partial">{heard}</span>'
+        self._show_heard(text)
         if ended:
             self.recorder.stop()
             self._answer_stream()
@@ -274,6 +281,7 @@ class VoiceApp(widgets.VBox):
         live, self._live = self._live, None
         if live is None: return None
         if isinstance(live, ServerStream): return self._show(live.answer)
+        if failed: live.on_text = None                  # an abandoned stream's worker shows nothing more
         return self._show(lambda: self.pipeline.ask_audio(b'', _Failed(failed) if failed else FinishStream(live), self.lang))
 
     def _uploaded(self, change):

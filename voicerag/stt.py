@@ -8,7 +8,7 @@ import hashlib, importlib.util, io, logging, os, tempfile, threading, time
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Mapping, Protocol, runtime_checkable
+from typing import Callable, Mapping, Protocol, runtime_checkable
 import numpy as np
 from .core import Config, DataError, VoiceragError
 from .httpshared import RETRIES, TIMEOUT_S, HTTPService, MalformedReply
@@ -541,12 +541,14 @@ class TranscriptStream(Protocol):
 class AudioStream:
     """Chunks in, a `Transcript` out: each chunk checked, the length limit kept, Silero VAD finding speech and its end.
     This base transcribes the whole recording with the batch `transcriber` at `finish` (the remote services' path);
-    `WhisperStream` decodes while the audio arrives."""
+    `WhisperStream` decodes while the audio arrives, and calls `on_text(state)` (if set) from its worker whenever a
+    decode changes the transcript between chunks."""
     def __init__(self, transcriber:Transcriber, lang:str|None=None, endpointer:Endpointer|None=None):
         self.transcriber, self.lang = transcriber, lang
         self.endpointer, self.vad = endpointer or Endpointer(), SileroVAD()
         self.max_seconds = getattr(transcriber, 'max_seconds', 30.0)
         self.fed, self.finished, self._pieces, self.loudest = 0, False, [], 0.0
+        self.on_text: Callable[[StreamState], None]|None = None
 
     def __repr__(self): return f'{type(self).__name__}({self.transcriber!r}, lang={self.lang!r}, {self.fed / SAMPLE_RATE:.1f} s fed)'
 
@@ -599,7 +601,7 @@ class WhisperStream(AudioStream):
     what is left; `settle()` waits for the worker (what a machine that keeps up has done by then).
     The encoder sees the segment's audio plus `pad_s` s of padding, not a 30 s window."""
     def __init__(self, transcriber:WhisperTranscriber|None=None, lang:str|None=None, update_s:float=1.0, hold_s:float=2.0,
-                 pad_s:float=8.0, preroll_s:float=0.3, tail_s:float=0.2, endpointer:Endpointer|None=None):
+                 pad_s:float=4.0, preroll_s:float=0.3, tail_s:float=0.2, endpointer:Endpointer|None=None):
         super().__init__(transcriber or WhisperTranscriber(), lang, endpointer)
         self.lang_given, self.update_s, self.hold_s, self.pad_s = lang is not None, update_s, hold_s, pad_s
         self.preroll_s, self.tail_s = preroll_s, tail_s
@@ -724,12 +726,17 @@ class WhisperStream(AudioStream):
         tokens, no_speech = self._decode(samples, committed)
         with self._work:
             self._hypothesis = (start, end, tokens, no_speech)
-            if start != self._start: return
-            vocabulary = self.transcriber._whisper().hf_tokenizer
-            seconds = len(samples) / SAMPLE_RATE          # words in the last `hold_s` s (by their share of the tokens) stay open
-            limit = int(len(tokens) * max(0.0, seconds - self.hold_s) / seconds)
-            agreed = _agreed(self._last, tokens, lambda t: vocabulary.id_to_token(t).startswith('Ġ'), limit)
-            self._committed, self._last = tokens[:max(len(self._committed), agreed)], tokens
+            if start == self._start:
+                vocabulary = self.transcriber._whisper().hf_tokenizer
+                seconds = len(samples) / SAMPLE_RATE          # words in the last `hold_s` s (by their share of the tokens) stay open
+                limit = int(len(tokens) * max(0.0, seconds - self.hold_s) / seconds)
+                agreed = _agreed(self._last, tokens, lambda t: vocabulary.id_to_token(t).startswith('Ġ'), limit)
+                self._committed, self._last = tokens[:max(len(self._committed), agreed)], tokens
+        self._tell()
+
+    def _tell(self):
+        "Hand the state to `on_text`, if set (from the worker, after a decode)."
+        if self.on_text is not None: self.on_text(self.state)
 
     def _decode_closed(self, start:int, silent_from:int, end:int, samples:np.ndarray, committed:list[int]):
         "Keep the text of a closed segment: the latest decode, if it began at its start and ended in its final silence; else a decode of it now."
@@ -739,6 +746,7 @@ class WhisperStream(AudioStream):
         else: tokens, no_speech = [], True
         with self._work:
             if tokens and not no_speech: self.segments.append(self._text(tokens)); self._previous += tokens
+        self._tell()
 
     def _decode(self, samples:np.ndarray, prefix:list[int]) -> tuple[list[int], bool]:
         "(the tokens of `samples`, starting with `prefix`; whether Whisper judged them no speech). The language is detected until words are committed."
