@@ -724,10 +724,10 @@ class WhisperStream(AudioStream):
     def _decode_open(self, start:int, end:int, samples:np.ndarray, committed:list[int]):
         "Decode the open segment's `samples`; if the segment is still open, commit what this hypothesis and the last one agree on."
         tokens, no_speech = self._decode(samples, committed)
+        vocabulary = self.transcriber._whisper().hf_tokenizer         # outside the stream's lock: `feed` never waits on the model cache's
         with self._work:
             self._hypothesis = (start, end, tokens, no_speech)
             if start == self._start:
-                vocabulary = self.transcriber._whisper().hf_tokenizer
                 seconds = len(samples) / SAMPLE_RATE          # words in the last `hold_s` s (by their share of the tokens) stay open
                 limit = int(len(tokens) * max(0.0, seconds - self.hold_s) / seconds)
                 agreed = _agreed(self._last, tokens, lambda t: vocabulary.id_to_token(t).startswith('Ġ'), limit)
