@@ -16,13 +16,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.background import BackgroundTask
 
 _log = logging.getLogger('voicerag.serve')            # spelled out so the notebook logs under it too
 
 # %% auto #0
-__all__ = ['ServeSettings', 'is_loopback', 'check_exposure', 'error_id', 'public_result', 'cited_passages', 'status_of', 'Busy',
-           'Service', 'pipeline_loader', 'Metrics', 'AskRequest', 'CitationOut', 'ResultOut', 'Problem', 'BodyError',
-           'read_body', 'parse_ask', 'is_stop', 'audio_params', 'create_app', 'ServerThread', 'serve', 'main']
+__all__ = ['JSON_OPTIONS', 'ServeSettings', 'is_loopback', 'check_exposure', 'error_id', 'public_result', 'response_body',
+           'cited_passages', 'status_of', 'Busy', 'Service', 'pipeline_loader', 'Metrics', 'AskRequest', 'CitationOut',
+           'ResultOut', 'Problem', 'BodyError', 'read_body', 'parse_ask', 'is_stop', 'audio_params', 'create_app',
+           'ServerThread', 'serve', 'main']
 
 # %% ../nbs/92_serve.ipynb #4f5f96fd
 @dataclass(frozen=True)
@@ -67,6 +69,16 @@ def public_result(result:Result) -> dict:
         rid = result.meta.get('request_id')
         d = {**{k: d[k] for k in ('state', 'message', 'language')}, 'meta': {'request_id': rid, 'error_id': rid}}
     return d
+
+JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+
+def response_body(result:Result, passages:dict|None=None) -> bytes:
+    "The JSON bytes of `public_result(result)` (with `passages` when given); a plain answer goes straight from the dataclass (orjson reads it)."
+    if result.state is State.error or passages is not None:
+        body = public_result(result)
+        if passages is not None and result.state is not State.error: body['passages'] = passages
+        return orjson.dumps(body, option=JSON_OPTIONS)
+    return orjson.dumps(result, option=JSON_OPTIONS)            # a tenth of json's time, and no dict built first
 
 def cited_passages(result:Result, passages) -> dict:
     "The passages `result` cites (answer and context), as {id: {title, lang, text}}, from the index's `passages`."
@@ -279,13 +291,15 @@ def create_app(load, settings:ServeSettings|None=None):
         _log.info('%s %s %s %.1f ms', endpoint, status, record['state'] or error, ms, extra={'voicerag': record})
 
     async def answer(request:Request, endpoint:str, limit:int, work) -> Response:
-        "Admission, body, the pipeline on a worker, the response, its metrics and its log record: the path both ask endpoints share."
+        "Admission, body, the pipeline on a worker, the response, then (once it is sent) its metrics and its log record: the path both ask endpoints share."
         t0, rid = time.perf_counter(), error_id()
         def done(response:Response, result:Result|None=None, question:str|None=None, error:str|None=None) -> Response:
             ms = (time.perf_counter() - t0) * 1e3
-            metrics.observe(endpoint, response.status_code, ms / 1e3, result)
-            log_request(endpoint, response.status_code, ms, rid, result, question, error)
+            async def account():                 # after the body is sent, before the loop takes the next request: the client does not wait for it
+                metrics.observe(endpoint, response.status_code, ms / 1e3, result)
+                log_request(endpoint, response.status_code, ms, rid, result, question, error)
             response.headers['X-Request-Id'] = rid
+            response.background = BackgroundTask(account)
             return response
         if not authorized(request): return done(denied(), error='unauthorized')
         if service.not_ready: return done(problem(503, 'not_ready', service.not_ready, headers={'Retry-After': '5'}), error='not_ready')
@@ -300,9 +314,8 @@ def create_app(load, settings:ServeSettings|None=None):
         except TimeoutError: return done(problem(504, 'timeout', f'no answer within {settings.timeout_s:g} s', rid), error='timeout')
         if result.state is State.error:
             _log.error('request %s ended in error: %s', rid, result.meta.get('detail'), extra={'voicerag': {'event': 'error', 'request_id': rid, 'error': result.meta.get('error')}})
-        body = public_result(result)
-        if with_passages and result.state is not State.error: body['passages'] = cited_passages(result, service.pipeline.retriever.index.passages)
-        return done(Response(orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY), status_of(result), media_type='application/json'), result, question)   # orjson: a tenth of json's time
+        passages = cited_passages(result, service.pipeline.retriever.index.passages) if with_passages and result.state is not State.error else None
+        return done(Response(response_body(result, passages), status_of(result), media_type='application/json'), result, question)
 
     def text_work(body:bytes, request:Request):
         ask = parse_ask(body, request.headers.get('content-type', ''))
