@@ -5,14 +5,15 @@
 # %% ../nbs/08a_romanized.ipynb #faab991a
 from __future__ import annotations
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import re
 import regex
 from .text import normalize, tokenize
 
 # %% auto #0
-__all__ = ['HINDI_WORDS', 'ENGLISH_LOOKALIKES', 'HINDI_MARKERS', 'ENGLISH_MARKERS', 'romanize_word', 'skeleton', 'trigrams',
-           'Transliterator', 'hindi_transliterator', 'romanize']
+__all__ = ['HINDI_WORDS', 'ENGLISH_LOOKALIKES', 'HINDI_MARKERS', 'ENGLISH_MARKERS', 'ENGLISH_RATIO', 'URDU_WORDS',
+           'romanize_word', 'skeleton', 'trigrams', 'word_shares', 'Transliterator', 'hindi_transliterator', 'romanize',
+           'urdu_to_latin', 'collapse_loops', 'heard_as_typed']
 
 # %% ../nbs/08a_romanized.ipynb #1b4ed519
 _CONSONANTS = dict(zip('कखगघङचछजझञटठडढणतथदधनपफबभमयरलवशषसहळ',
@@ -92,23 +93,33 @@ from that this his her its their has have had be been in on at as into than many
 # %% ../nbs/08a_romanized.ipynb #31ca9e6e
 _DEVANAGARI_CHAR = regex.compile(r'[\u0900-\u097f]')
 _LATIN_RUN = regex.compile(r'[A-Za-z]+')
+ENGLISH_RATIO = 0.25     # chosen on the Hinglish development set and the calibration split (measured below)
 
 def trigrams(key:str) -> set[str]:
     "Character trigrams of `key` padded with '#' at both ends."
     padded = f'#{key}#'
     return {padded[i:i + 3] for i in range(len(padded) - 2)}
 
+def word_shares(words) -> dict[str, float]:
+    "Each word's share of all the words in `words` (an iterable of words, repeats counted)."
+    counts = Counter(words)
+    total = sum(counts.values())
+    return {w: n / total for w, n in counts.items()}
+
 @dataclass
 class Transliterator:
-    "Latin-script Hindi to Devanagari through a corpus's Hindi words: a typed word becomes the corpus word whose skeleton it shares, or nearly shares."
+    "Latin-script Hindi to Devanagari through a corpus's Hindi words: a typed word becomes the corpus word whose skeleton it shares, or nearly shares, unless it is more an English word than that Hindi one."
     words: dict                  # skeleton -> the Devanagari word most often spelled with it
     grams: dict                  # trigram -> skeletons holding it
+    english: dict = field(default_factory=dict)   # Latin word of the English passages -> its share of their words
+    hindi: dict = field(default_factory=dict)     # Devanagari word of the Hindi passages -> its share of their words
     min_similarity: float = 0.6  # Dice similarity of trigram sets for a near match (chosen on the calibration split)
     min_fuzzy_len: int = 4       # shorter skeletons match exactly or not at all
+    english_ratio: float = ENGLISH_RATIO   # kept as English when its English share >= this x its reading's Hindi share
 
     @classmethod
-    def from_texts(cls, texts, **kw) -> 'Transliterator':
-        "The dictionary of the Devanagari words in `texts` (the Hindi passages)."
+    def from_texts(cls, texts, english_texts=(), **kw) -> 'Transliterator':
+        "The dictionary of the Devanagari words in `texts` (the Hindi passages), and the English words of `english_texts`."
         seen = Counter(w for text in texts for w in tokenize(normalize(text)) if _DEVANAGARI_CHAR.search(w))
         counts = defaultdict(Counter)
         for w, n in seen.items():
@@ -119,16 +130,24 @@ class Transliterator:
         for k in words:
             if len(k) >= kw.get('min_fuzzy_len', cls.min_fuzzy_len):
                 for g in trigrams(k): grams[g].append(k)
-        return cls(words, dict(grams), **kw)
+        english = word_shares(w.lower() for text in english_texts for w in tokenize(normalize(text)) if _LATIN_RUN.fullmatch(w))
+        return cls(words, dict(grams), english, word_shares(seen.elements()), **kw)
 
-    def word(self, token:str) -> str|None:
-        "The Devanagari for one Latin word: the common-word table, the corpus word of its skeleton, the nearest one by trigrams, else None."
+    def reading(self, token:str) -> str|None:
+        "The Devanagari reading of one Latin word: the common-word table, the corpus word of its skeleton, the nearest one by trigrams, else None."
         low = token.lower()
         if low in HINDI_WORDS: return HINDI_WORDS[low]
         key = skeleton(low)
         if len(key) < 2: return None
         if key in self.words: return self.words[key]
         return self._nearest(key) if len(key) >= self.min_fuzzy_len else None
+
+    def word(self, token:str) -> str|None:
+        "The Devanagari for one Latin word, or None to keep it as typed: its `reading`, unless the word is more common among the English passages' words than the reading among the Hindi ones (times `english_ratio`)."
+        found = self.reading(token)
+        if found is None or token.lower() in HINDI_WORDS: return found
+        english = self.english.get(token.lower(), 0.0)
+        return None if english > 0 and english >= self.english_ratio * self.hindi.get(found, 0.0) else found
 
     def _nearest(self, key:str) -> str|None:
         grams = trigrams(key)
@@ -140,15 +159,52 @@ class Transliterator:
         return self.words[best] if best is not None and score >= self.min_similarity else None
 
     def __call__(self, text:str) -> str:
-        "`text` with every Latin word the dictionary knows written in Devanagari; the rest (names, numbers, English) as typed."
+        "`text` with every Latin word the dictionary reads as Hindi written in Devanagari; the rest (names, numbers, English) as typed."
         return _LATIN_RUN.sub(lambda m: self.word(m.group()) or m.group(), text)
 
 def hindi_transliterator(index) -> Transliterator:
-    "The `Transliterator` of an index's Hindi passages (anything with `.passages`, a dict of `Passage`); empty when it holds none."
-    return Transliterator.from_texts(p.text for p in index.passages.values() if p.lang == 'hi')
+    "The `Transliterator` of an index's passages (anything with `.passages`, a dict of `Passage`): the Hindi ones its dictionary, the English ones its English words; empty when it holds none."
+    passages = list(index.passages.values())
+    return Transliterator.from_texts((p.text for p in passages if p.lang == 'hi'), (p.text for p in passages if p.lang == 'en'))
 
 _DEVANAGARI_RUN = regex.compile(r'[\u0900-\u0963\u0966-\u097f]+')
 
 def romanize(text:str) -> str:
     "`text` with each Devanagari word in Latin letters (`romanize_word`); everything else as it is."
     return _DEVANAGARI_RUN.sub(lambda m: romanize_word(m.group()), text)
+
+# %% ../nbs/08a_romanized.ipynb #b3e5f8a1
+_URDU_LETTERS = {'ا': 'a', 'آ': 'aa', 'ب': 'b', 'پ': 'p', 'ت': 't', 'ٹ': 't', 'ث': 's', 'ج': 'j', 'چ': 'ch', 'ح': 'h', 'خ': 'kh',
+                 'د': 'd', 'ڈ': 'd', 'ذ': 'z', 'ر': 'r', 'ڑ': 'd', 'ز': 'z', 'ژ': 'zh', 'س': 's', 'ش': 'sh', 'ص': 's', 'ض': 'z',
+                 'ط': 't', 'ظ': 'z', 'ع': '', 'غ': 'g', 'ف': 'f', 'ق': 'k', 'ک': 'k', 'ك': 'k', 'گ': 'g', 'ل': 'l', 'م': 'm',
+                 'ن': 'n', 'ں': 'n', 'و': 'o', 'ہ': 'h', 'ه': 'h', 'ھ': 'h', 'ۃ': 'h', 'ء': '', 'ی': 'i', 'ي': 'i', 'ى': 'i',
+                 'ئ': 'i', 'ے': 'e', 'ۓ': 'e', 'ؤ': 'o', 'أ': 'a', 'إ': 'i', 'َ': 'a', 'ِ': 'i', 'ُ': 'u', 'ّ': '', 'ْ': '', 'ٰ': 'a'}
+_URDU_INITIAL = {'و': 'v', 'ی': 'y', 'ي': 'y'}       # a word's first و and ی are consonants
+_URDU_FINAL = {'ہ': 'a', 'ه': 'a'}                  # a word's last ہ is its vowel 'a'
+# the words Whisper writes most, spelled as HINDI_WORDS knows them (Urdu script leaves most short vowels unwritten)
+URDU_WORDS = {'ہے': 'hai', 'ہیں': 'hain', 'میں': 'mein', 'پر': 'par', 'کس': 'kis', 'کب': 'kab', 'کون': 'kaun', 'اور': 'aur',
+              'کیا': 'kya', 'تھا': 'tha', 'تھی': 'thi', 'تھے': 'the', 'نہیں': 'nahi', 'سے': 'se', 'کو': 'ko', 'نے': 'ne', 'وہ': 'woh', 'یہ': 'yeh',
+              'کتنے': 'kitne', 'کتنی': 'kitni', 'کتنا': 'kitna'}
+_ARABIC_RUN = regex.compile(r'[\u0600-\u06ff]+')
+
+def _urdu_word(word:str) -> str:
+    if word in URDU_WORDS: return URDU_WORDS[word]
+    last = len(word) - 1
+    return ''.join(_URDU_INITIAL.get(ch) if i == 0 and ch in _URDU_INITIAL else
+                   _URDU_FINAL.get(ch) if i == last and i > 0 and ch in _URDU_FINAL else _URDU_LETTERS.get(ch, '')
+                   for i, ch in enumerate(word))
+
+def urdu_to_latin(text:str) -> str:
+    "Hindi heard and written in Urdu script (Whisper does) in Latin letters as Hindi is typed: the common words by `URDU_WORDS`, the rest letter by letter; anything else as it is."
+    return _ARABIC_RUN.sub(lambda m: _urdu_word(m.group()), text)
+
+_WORD_LOOP = regex.compile(r'(?<!\S)((?:\S+\s+){1,6}?)\1+')       # a run of 1-6 words said again and again
+_LETTER_LOOP = regex.compile(r'((?:\p{L}\p{M}*){1,2}?)\1{2,}')      # one or two letters (with their vowel signs) repeated three times or more
+
+def collapse_loops(text:str) -> str:
+    "Whisper's decoding loops undone: a run of words repeated back to back kept once, a letter or pair of letters repeated three times or more kept once."
+    return _LETTER_LOOP.sub(r'\1', _WORD_LOOP.sub(r'\1', text.strip() + ' ')).strip()
+
+def heard_as_typed(text:str) -> str:
+    "A Hindi transcript as the romanized path reads it: loops collapsed, Urdu script in Latin letters (`urdu_to_latin`)."
+    return urdu_to_latin(collapse_loops(text))
