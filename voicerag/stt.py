@@ -614,6 +614,7 @@ class WhisperStream(AudioStream):
         self._hypothesis: tuple = (-1, -1, [], True)    # the latest decode of an open segment: (start, end, tokens, no speech)
         self._work, self._worker, self._failed = threading.Condition(), None, None     # the lock over all of the above, the worker, its error
         self.stats, self._tokenizers = {'decodes': 0, 'decode_ms': 0.0, 'tokens_decoded': 0, 'skipped': 0, 'reused': 0}, {}
+        with self._work: self._wake()                   # the model is loaded while the first words arrive
 
     @property
     def state(self) -> StreamState:
@@ -712,14 +713,19 @@ class WhisperStream(AudioStream):
         return job
 
     def _work_loop(self):
-        while True:
-            with self._work:
-                job = self._next_job()
-                if job is None: self._worker = None; self._work.notify_all(); return
-            try: job()
-            except Exception as e:                  # handed to the caller's next feed or finish
-                with self._work: self._failed, self._closed, self._wanted, self._worker = e, [], None, None; self._work.notify_all()
-                return
+        "The worker: the model loaded first (so the first decode does not pay for it), then every job until none is left."
+        try:
+            self.transcriber._whisper()
+            while (job := self._take()) is not None: job()
+        except Exception as e:                      # handed to the caller's next feed or finish
+            with self._work: self._failed, self._closed, self._wanted, self._worker = e, [], None, None; self._work.notify_all()
+
+    def _take(self):
+        "The worker's next job; when there is none, the worker is marked ended (under the same lock) and None returned."
+        with self._work:
+            job = self._next_job()
+            if job is None: self._worker = None; self._work.notify_all()
+            return job
 
     def _decode_open(self, start:int, end:int, samples:np.ndarray, committed:list[int]):
         "Decode the open segment's `samples`; if the segment is still open, commit what this hypothesis and the last one agree on."
