@@ -254,7 +254,9 @@ def test_streamed_question_with_local_whisper(home, tmp_path):
         messages = []
         with connect(served.url.replace('http://', 'ws://') + '/v1/ask-stream?lang=en', open_timeout=30) as ws:
             try:
-                for chunk in chunks:
+                t0 = time.perf_counter()
+                for k, chunk in enumerate(chunks):                          # at the pace of a microphone: 250 ms a chunk
+                    time.sleep(max(0.0, t0 + (k + 1) * 0.25 - time.perf_counter()))
                     ws.send(chunk)
                     messages.append(json.loads(ws.recv(timeout=60)))
                     if messages[-1]['ended']: break
