@@ -11,9 +11,8 @@ import regex
 from .text import normalize, tokenize
 
 # %% auto #0
-__all__ = ['HINDI_WORDS', 'ENGLISH_LOOKALIKES', 'HINDI_MARKERS', 'ENGLISH_MARKERS', 'ENGLISH_RATIO', 'URDU_WORDS',
-           'romanize_word', 'skeleton', 'trigrams', 'word_shares', 'Transliterator', 'hindi_transliterator', 'romanize',
-           'urdu_to_latin', 'collapse_loops', 'heard_as_typed']
+__all__ = ['HINDI_WORDS', 'ENGLISH_LOOKALIKES', 'HINDI_MARKERS', 'ENGLISH_MARKERS', 'ENGLISH_RATIO', 'romanize_word', 'skeleton',
+           'trigrams', 'word_shares', 'Transliterator', 'hindi_transliterator', 'romanize']
 
 # %% ../nbs/08a_romanized.ipynb #1b4ed519
 _CONSONANTS = dict(zip('कखगघङचछजझञटठडढणतथदधनपफबभमयरलवशषसहळ',
@@ -172,39 +171,3 @@ _DEVANAGARI_RUN = regex.compile(r'[\u0900-\u0963\u0966-\u097f]+')
 def romanize(text:str) -> str:
     "`text` with each Devanagari word in Latin letters (`romanize_word`); everything else as it is."
     return _DEVANAGARI_RUN.sub(lambda m: romanize_word(m.group()), text)
-
-# %% ../nbs/08a_romanized.ipynb #b3e5f8a1
-_URDU_LETTERS = {'ا': 'a', 'آ': 'aa', 'ب': 'b', 'پ': 'p', 'ت': 't', 'ٹ': 't', 'ث': 's', 'ج': 'j', 'چ': 'ch', 'ح': 'h', 'خ': 'kh',
-                 'د': 'd', 'ڈ': 'd', 'ذ': 'z', 'ر': 'r', 'ڑ': 'd', 'ز': 'z', 'ژ': 'zh', 'س': 's', 'ش': 'sh', 'ص': 's', 'ض': 'z',
-                 'ط': 't', 'ظ': 'z', 'ع': '', 'غ': 'g', 'ف': 'f', 'ق': 'k', 'ک': 'k', 'ك': 'k', 'گ': 'g', 'ل': 'l', 'م': 'm',
-                 'ن': 'n', 'ں': 'n', 'و': 'o', 'ہ': 'h', 'ه': 'h', 'ھ': 'h', 'ۃ': 'h', 'ء': '', 'ی': 'i', 'ي': 'i', 'ى': 'i',
-                 'ئ': 'i', 'ے': 'e', 'ۓ': 'e', 'ؤ': 'o', 'أ': 'a', 'إ': 'i', 'َ': 'a', 'ِ': 'i', 'ُ': 'u', 'ّ': '', 'ْ': '', 'ٰ': 'a'}
-_URDU_INITIAL = {'و': 'v', 'ی': 'y', 'ي': 'y'}       # a word's first و and ی are consonants
-_URDU_FINAL = {'ہ': 'a', 'ه': 'a'}                  # a word's last ہ is its vowel 'a'
-# the words Whisper writes most, spelled as HINDI_WORDS knows them (Urdu script leaves most short vowels unwritten)
-URDU_WORDS = {'ہے': 'hai', 'ہیں': 'hain', 'میں': 'mein', 'پر': 'par', 'کس': 'kis', 'کب': 'kab', 'کون': 'kaun', 'اور': 'aur',
-              'کیا': 'kya', 'تھا': 'tha', 'تھی': 'thi', 'تھے': 'the', 'نہیں': 'nahi', 'سے': 'se', 'کو': 'ko', 'نے': 'ne', 'وہ': 'woh', 'یہ': 'yeh',
-              'کتنے': 'kitne', 'کتنی': 'kitni', 'کتنا': 'kitna'}
-_ARABIC_RUN = regex.compile(r'[\u0600-\u06ff]+')
-
-def _urdu_word(word:str) -> str:
-    if word in URDU_WORDS: return URDU_WORDS[word]
-    last = len(word) - 1
-    return ''.join(_URDU_INITIAL.get(ch) if i == 0 and ch in _URDU_INITIAL else
-                   _URDU_FINAL.get(ch) if i == last and i > 0 and ch in _URDU_FINAL else _URDU_LETTERS.get(ch, '')
-                   for i, ch in enumerate(word))
-
-def urdu_to_latin(text:str) -> str:
-    "Hindi heard and written in Urdu script (Whisper does) in Latin letters as Hindi is typed: the common words by `URDU_WORDS`, the rest letter by letter; anything else as it is."
-    return _ARABIC_RUN.sub(lambda m: _urdu_word(m.group()), text)
-
-_WORD_LOOP = regex.compile(r'(?<!\S)((?:\S+\s+){1,6}?)\1+')       # a run of 1-6 words said again and again
-_LETTER_LOOP = regex.compile(r'((?:\p{L}\p{M}*){1,2}?)\1{2,}')      # one or two letters (with their vowel signs) repeated three times or more
-
-def collapse_loops(text:str) -> str:
-    "Whisper's decoding loops undone: a run of words repeated back to back kept once, a letter or pair of letters repeated three times or more kept once."
-    return _LETTER_LOOP.sub(r'\1', _WORD_LOOP.sub(r'\1', text.strip() + ' ')).strip()
-
-def heard_as_typed(text:str) -> str:
-    "A Hindi transcript as the romanized path reads it: loops collapsed, Urdu script in Latin letters (`urdu_to_latin`)."
-    return urdu_to_latin(collapse_loops(text))
