@@ -246,7 +246,7 @@ def wait_until_ready(port:int, process:subprocess.Popen, timeout:float=600.0):
         time.sleep(0.2)
     raise VoiceragError(f'the voicerag API server was not ready after {timeout:.0f} s')
 
-def _interrupt(signum, frame): raise KeyboardInterrupt     # SIGTERM from any source ends the demo like Ctrl-C
+def _interrupt(signum, frame): raise KeyboardInterrupt     # SIGTERM or SIGINT from any source ends the demo like Ctrl-C
 
 def serve_demo(config:Config, config_path:str|None=None, port:int|None=None) -> int:
     "Serve the demo: the API server (one pipeline), then Voila, whose tabs ask it; until Ctrl-C or SIGTERM. Returns Voila's status."
@@ -255,7 +255,7 @@ def serve_demo(config:Config, config_path:str|None=None, port:int|None=None) -> 
     if not notebook.exists(): raise VoiceragError(f'the demo notebook {notebook} is missing: reinstall voicerag, or run from a checkout')
     port, api_port = free_port(port or 0), free_port()
     prepare_demo(config)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}   # SIGINT too: a shell's background job inherits it ignored
     children = []
     try:
         children.append(subprocess.Popen(api_command(config_path, config.index_name, api_port), env=voila_env(config_path)))
@@ -267,7 +267,7 @@ def serve_demo(config:Config, config_path:str|None=None, port:int|None=None) -> 
     except KeyboardInterrupt: return 0
     finally:
         for child in reversed(children): stop_tree(child)      # Voila and its kernels first, then the API server
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items(): signal.signal(sig, handler)
 
 def stop_tree(process:subprocess.Popen, grace:float=10.0) -> int:
     "Stop `process` and every process it started (Voila's kernels run in sessions of their own): SIGTERM, SIGKILL after `grace` s."
