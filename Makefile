@@ -42,7 +42,7 @@ test-nbs: install sysdeps
 	$(BIN)/nbdev_test --n_workers 2 --timing
 
 test-py: install sysdeps
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --durations=15 tests
 
 test: test-nbs test-py
 

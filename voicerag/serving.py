@@ -8,7 +8,7 @@ import logging, re, warnings
 from pathlib import Path
 from .core import Config, VoiceragError
 from .data import default_corpus
-from .encoders import make_encoder
+from .encoders import encoder_record, make_encoder
 from .index import IndexLoadError, Retriever, build_index, index_path, limit_blas_threads, load_index, save_index
 from .paths import fitted_path, package_file
 from .rerank import Reranker, RerankingRetriever, rerank_path, reranker_fingerprint
@@ -89,7 +89,8 @@ def served_pipeline(index, encoder, config, transcriber=None, reader=None, answe
     if reader is None: reader, answerability = load_reader(config)
     pipeline = Pipeline(retriever, abstainer=load_abstainer(config, retriever), k=config.top_k, transcriber=transcriber,
                         reader=reader, answerability=answerability)
-    record = {'index': config.index_name, 'encoder': encoder.name, 'reranker': reranker_fingerprint(retriever),
+    record = {'index': config.index_name, 'encoder': encoder.name, 'encoder_compute': encoder_record(encoder).get('compute'),
+              'reranker': reranker_fingerprint(retriever),
               'abstainer': pipeline.abstainer.rule if pipeline.abstainer is not None else 'floor',
               'abstainer_name': pipeline.abstainer.name if pipeline.abstainer is not None else 'floor',
               'reader': getattr(reader, 'name', None), 'answerability': answerability is not None, 'top_k': config.top_k}

@@ -599,10 +599,12 @@ class WhisperStream(AudioStream):
     the segment up to there is decoded at once, speculatively: when the pause (`Endpointer.pause_s`) or `finish` closes
     the segment after that same silence, that decode is its text. `finish` closes the open segment and waits only for
     what is left; `settle()` waits for the worker (what a machine that keeps up has done by then).
-    The encoder sees the segment's audio plus `pad_s` s of padding, not a 30 s window."""
+    The encoder sees the segment's audio plus `pad_s` s of padding, not a 30 s window; the decoder searches with
+    `beam_size` beams (2, chosen on train clips below: the batch path keeps the transcriber's 5)."""
     def __init__(self, transcriber:WhisperTranscriber|None=None, lang:str|None=None, update_s:float=1.0, hold_s:float=2.0,
-                 pad_s:float=4.0, preroll_s:float=0.3, tail_s:float=0.2, endpointer:Endpointer|None=None):
+                 pad_s:float=3.0, preroll_s:float=0.3, tail_s:float=0.2, endpointer:Endpointer|None=None, beam_size:int=2):
         super().__init__(transcriber or WhisperTranscriber(), lang, endpointer)
+        self.beam_size = beam_size
         self.lang_given, self.update_s, self.hold_s, self.pad_s = lang is not None, update_s, hold_s, pad_s
         self.preroll_s, self.tail_s = preroll_s, tail_s
         self.segments: list[str] = []                   # the text of every closed segment
@@ -768,7 +770,7 @@ class WhisperStream(AudioStream):
             tokenizer = self._tokenizer()
             previous = [tokenizer.sot_prev, *self._previous[-(whisper.max_length // 2 - 1):]] if self._previous else []
             out = whisper.model.generate(encoded, [[*previous, *tokenizer.sot_sequence, tokenizer.no_timestamps, *prefix]],
-                                         beam_size=self.transcriber.beam_size, max_length=min(224, len(prefix) + int(10 + 25 * len(samples) / SAMPLE_RATE)),
+                                         beam_size=self.beam_size, max_length=min(224, len(prefix) + int(10 + 25 * len(samples) / SAMPLE_RATE)),
                                          suppress_blank=True, suppress_tokens=[-1], return_scores=True, return_no_speech_prob=True)[0]
         tokens = [t for t in out.sequences_ids[0] if t < tokenizer.eot]
         no_speech = out.no_speech_prob > self.transcriber.NO_SPEECH_PROB and (float(out.scores[0]) if out.scores else 0.0) < self.transcriber.LOW_LOGPROB
