@@ -14,8 +14,8 @@ from .core import DataError, atomic_write, atomic_write_json
 from .text import normalize, tokenize
 
 # %% auto #0
-__all__ = ['BM25_METHODS', 'BM25_FORMAT', 'UNKNOWN_TERMS', 'Ranking', 'check_k', 'ranking_from', 'candidate_rows', 'top_k',
-           'save_array', 'load_array', 'term_ceilings', 'query_terms', 'BM25Index']
+__all__ = ['SAMPLE_STRIDE', 'BM25_METHODS', 'BM25_FORMAT', 'UNKNOWN_TERMS', 'Ranking', 'check_k', 'ranking_from', 'kth_largest',
+           'candidate_rows', 'top_k', 'save_array', 'load_array', 'term_ceilings', 'query_terms', 'BM25Index']
 
 # %% ../nbs/04_bm25.ipynb #8a7c559a
 def _check_ranking(rows:np.ndarray, scores:np.ndarray):
@@ -80,13 +80,22 @@ def ranking_from(rows, scores, k:int|None=None) -> Ranking:
     order = np.lexsort((rows, -scores))[:k]
     return Ranking._sorted(rows[order], scores[order])
 
+SAMPLE_STRIDE = 16        # `candidate_rows` finds its threshold among every 16th score of a long vector (measured in `20_scale`)
+
+def kth_largest(values:np.ndarray, k:int):
+    "The k-th largest entry of `values` (which holds at least k), by `np.partition`."
+    return np.partition(values, len(values) - k)[len(values) - k]
+
 def candidate_rows(scores:np.ndarray, k:int, slack:float=0.0) -> np.ndarray:
     "Rows (ascending) that can be in the top `k` positive scores when each score may be off by up to `slack`."
     keep = scores > -slack
-    if np.count_nonzero(keep) > k:
-        kth_best = np.partition(scores, len(scores) - k)[len(scores) - k]
-        keep &= scores >= kth_best - 2 * slack
-    return np.flatnonzero(keep)
+    if np.count_nonzero(keep) <= k: return np.flatnonzero(keep)
+    many = len(scores) >= 4 * SAMPLE_STRIDE * k
+    floor = kth_largest(scores[::SAMPLE_STRIDE] if many else scores, k)     # a sample's k-th largest is at most the whole vector's
+    rows = np.flatnonzero(keep & (scores >= floor - 2 * slack))
+    if many and len(rows) > 4 * SAMPLE_STRIDE * k:                         # a thin sample (mostly zeros): the exact k-th among these
+        rows = rows[scores[rows] >= kth_largest(scores[rows], k) - 2 * slack]
+    return rows
 
 def top_k(scores:np.ndarray, k:int) -> Ranking:
     "The `Ranking` of the `k` best positive entries of a full vector of scores, one per row."

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio, hmac, ipaddress, logging, os, threading, time, uuid
 import orjson
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, replace
 from typing import Literal
 from .core import Config, Result, State, VoiceragError
@@ -92,7 +93,7 @@ def status_of(result:Result) -> int:
 
 # %% ../nbs/92_serve.ipynb #9927c29c
 class Busy(Exception):
-    "Admission refused: every worker is busy and the queue is full."
+    "Admission refused: every worker is busy and the queue is full, or every voice-stream slot is taken."
 
 class Service:
     "One shared pipeline behind bounded admission: `workers` questions run at once, `queue` more wait, the rest are refused."
@@ -127,6 +128,16 @@ class Service:
         async with asyncio.timeout(self.settings.timeout_s): return await asyncio.shield(future)     # no extra task, unlike wait_for
 
     def _release(self, _future): self.pending -= 1
+
+    def stream_slot(self) -> ExitStack:
+        "Take one of `settings.streams` voice-stream slots, or `Busy`; the returned context gives it back (event loop only, like `pending`)."
+        if self.streams >= self.settings.streams: raise Busy()
+        self.streams += 1
+        slot = ExitStack()
+        slot.callback(self._stream_done)
+        return slot
+
+    def _stream_done(self): self.streams -= 1
 
     def close(self):
         "Finish the questions already admitted, then stop the workers."
@@ -365,12 +376,11 @@ def create_app(load, settings:ServeSettings|None=None):
         try: lang, langs = audio_params(ws.query_params)
         except BodyError as e: return await refuse(1008, e.error, e.detail, False)
         with_passages = ws.query_params.get('passages', '').lower() in ('1', 'true', 'yes')
-        if service.streams >= settings.streams:
-            return await refuse(1013, 'busy', f'{settings.streams} voice streams are open, as many as this server decodes at once: retry in a moment', False)
-        await ws.accept()
-        service.streams += 1                    # on the event loop only, like `pending`
-        try: await listen_and_answer(ws, t0, rid, lang, langs, with_passages, refuse)
-        finally: service.streams -= 1
+        try: slot = service.stream_slot()
+        except Busy: return await refuse(1013, 'busy', f'{settings.streams} voice streams are open, as many as this server decodes at once: retry in a moment', False)
+        with slot:
+            await ws.accept()
+            await listen_and_answer(ws, t0, rid, lang, langs, with_passages, refuse)
 
     async def listen_and_answer(ws, t0, rid, lang, langs, with_passages, refuse):
         "The stream's messages until the stop, then the answer (one open stream of `settings.streams`)."
