@@ -14,8 +14,9 @@ from .core import DataError, atomic_write, atomic_write_json
 from .text import normalize, tokenize
 
 # %% auto #0
-__all__ = ['SAMPLE_STRIDE', 'BM25_METHODS', 'BM25_FORMAT', 'UNKNOWN_TERMS', 'Ranking', 'check_k', 'ranking_from', 'kth_largest',
-           'candidate_rows', 'top_k', 'save_array', 'load_array', 'term_ceilings', 'query_terms', 'BM25Index']
+__all__ = ['SAMPLE_STRIDE', 'BM25_METHODS', 'BUILD_BATCH', 'BM25_FORMAT', 'UNKNOWN_TERMS', 'Ranking', 'check_k', 'ranking_from',
+           'kth_largest', 'candidate_rows', 'top_k', 'save_array', 'load_array', 'term_ceilings', 'query_terms',
+           'batch_postings', 'stream_postings', 'bm25s_matrix', 'BM25Index']
 
 # %% ../nbs/04_bm25.ipynb #8a7c559a
 def _check_ranking(rows:np.ndarray, scores:np.ndarray):
@@ -138,6 +139,46 @@ def query_terms(query:str|Sequence[str]) -> list[str]:
     else: raise TypeError(f'a query is a str or a sequence of str tokens, got {type(query).__name__}')
     return list(dict.fromkeys(tokens))
 
+# %% ../nbs/04_bm25.ipynb #24cc465c
+BUILD_BATCH = 8_192       # texts tokenised and counted together while an index is built
+
+def batch_postings(token_lists:list, first_doc:int, vocab:dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    "(doc, term, tf) of a batch of token lists, sorted by doc then term, and each doc's length; new tokens get the next ids of `vocab` (first seen, first numbered)."
+    lengths = np.fromiter(map(len, token_lists), np.int64, len(token_lists))
+    flat = np.fromiter((vocab.setdefault(t, len(vocab)) for doc in token_lists for t in doc), np.int64, int(lengths.sum()))
+    docs = np.repeat(np.arange(first_doc, first_doc + len(token_lists), dtype=np.int64), lengths)
+    keys, tf = np.unique(docs << 32 | flat, return_counts=True)
+    return (keys >> 32).astype(np.int32), (keys & 0xFFFFFFFF).astype(np.int32), tf, lengths
+
+def stream_postings(texts, batch:int=BUILD_BATCH) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    "Every (doc, term, tf) of `texts` (row i is `texts[i]`, any iterable) with term ids in sorted-token order, each doc's length, and the sorted vocabulary: one batch of token lists in memory at a time."
+    vocab, parts, pending = {}, [], []
+    for row, text in enumerate(texts):
+        pending.append(_text_tokens(text, row))
+        if len(pending) == batch: parts.append(batch_postings(pending, row + 1 - batch, vocab)); pending = []
+    if pending or not parts: parts.append(batch_postings(pending, sum(len(p[3]) for p in parts), vocab))
+    doc, term, tf, lengths = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    del parts
+    words = sorted(vocab)
+    renumber = np.empty(len(vocab), np.int32)
+    renumber[[vocab[w] for w in words]] = np.arange(len(words), dtype=np.int32)
+    return doc, renumber[term], tf, lengths, words
+
+def bm25s_matrix(doc, term, tf, lengths, n_terms:int, k1:float, b:float, method:str) -> dict:
+    "The score matrix `bm25s.BM25.index` makes of these postings, value for value: its idf and tf formulas, its float arithmetic, its CSC layout."
+    from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
+    n_docs, df = len(lengths), np.bincount(term, minlength=n_terms)
+    idf_of, idf = _select_idf_scorer(method), np.zeros(n_terms, np.float32)
+    for t in np.flatnonzero(df): idf[t] = idf_of(int(df[t]), N=n_docs)
+    with np.errstate(invalid='ignore', divide='ignore'):     # texts without tokens: an average length of 0 (no postings then)
+        tfc = _select_tfc_scorer(method)(tf_array=tf.astype(np.float32), l_d=lengths[doc], l_avg=lengths.mean(), k1=k1, b=b)
+    scores = (idf[term] * tfc).astype(np.float32)
+    del tfc
+    order = np.argsort(term, kind='stable')                   # by term; within a term the docs stay ascending
+    indptr = np.zeros(n_terms + 1, np.int64)
+    np.cumsum(df, out=indptr[1:])
+    return {'data': scores[order], 'indices': doc[order], 'indptr': indptr, 'num_docs': n_docs}
+
 # %% ../nbs/04_bm25.ipynb #54c3cc1b
 class BM25Index:
     "BM25 over rows `0..n-1` (bm25s underneath, voicerag.text tokens); `search` returns scores as fractions of the query's ceiling."
@@ -155,12 +196,12 @@ class BM25Index:
         "Index `texts` (row i is `texts[i]`) with BM25 parameters `k1`, `b` and a bm25s `method`."
         if method not in BM25_METHODS: raise ValueError(f'unsupported BM25 method {method!r}; use one of {list(BM25_METHODS)}')
         if not (k1 >= 0 and 0 <= b <= 1): raise ValueError(f'need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}')
-        docs = [_text_tokens(t, row) for row, t in enumerate(texts)]
-        if not docs: raise DataError('cannot build a BM25 index from no texts', field='texts')
-        vocab = {t: i for i, t in enumerate(sorted({t for d in docs for t in d}))}
+        doc, term, tf, lengths, words = stream_postings(texts)
+        if not len(lengths): raise DataError('cannot build a BM25 index from no texts', field='texts')
         model = bm25s.BM25(k1=k1, b=b, method=method)
-        with np.errstate(invalid='ignore'):     # texts without tokens divide 0 by an average length of 0; their score lists stay empty
-            model.index(([[vocab[t] for t in d] for d in docs], vocab), create_empty_token=False, show_progress=False)
+        model.scores = bm25s_matrix(doc, term, tf, lengths, len(words), k1, b, method)
+        model.vocab_dict = {w: i for i, w in enumerate(words)}
+        model.unique_token_ids_set, model.nonoccurrence_array = set(model.vocab_dict.values()), None     # as `index` leaves them
         return cls(model)
 
     def __len__(self): return self.n_docs
