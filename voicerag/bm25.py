@@ -14,9 +14,9 @@ from .core import DataError, atomic_write, atomic_write_json
 from .text import normalize, tokenize
 
 # %% auto #0
-__all__ = ['SAMPLE_STRIDE', 'BM25_METHODS', 'BUILD_BATCH', 'BM25_FORMAT', 'UNKNOWN_TERMS', 'Ranking', 'check_k', 'ranking_from',
-           'kth_largest', 'candidate_rows', 'top_k', 'save_array', 'load_array', 'term_ceilings', 'query_terms',
-           'batch_postings', 'stream_postings', 'bm25s_matrix', 'BM25Index']
+__all__ = ['SAMPLE_STRIDE', 'SAMPLE_MIN_ROWS', 'BM25_METHODS', 'BUILD_BATCH', 'BM25_FORMAT', 'UNKNOWN_TERMS', 'Ranking',
+           'check_k', 'ranking_from', 'kth_largest', 'candidate_rows', 'top_k', 'save_array', 'load_array',
+           'term_ceilings', 'query_terms', 'batch_postings', 'stream_postings', 'bm25s_matrix', 'BM25Index']
 
 # %% ../nbs/04_bm25.ipynb #8a7c559a
 def _check_ranking(rows:np.ndarray, scores:np.ndarray):
@@ -81,17 +81,18 @@ def ranking_from(rows, scores, k:int|None=None) -> Ranking:
     order = np.lexsort((rows, -scores))[:k]
     return Ranking._sorted(rows[order], scores[order])
 
-SAMPLE_STRIDE = 16        # `candidate_rows` finds its threshold among every 16th score of a long vector (measured in `20_scale`)
+SAMPLE_STRIDE = 16        # `candidate_rows` finds its threshold among every 16th score of a long vector...
+SAMPLE_MIN_ROWS = 1_024   # ...of at least 1,024 k scores: shorter, the whole vector's k-th best is as fast (measured in `20_scale`)
 
 def kth_largest(values:np.ndarray, k:int):
     "The k-th largest entry of `values` (which holds at least k), by `np.partition`."
     return np.partition(values, len(values) - k)[len(values) - k]
 
-def candidate_rows(scores:np.ndarray, k:int, slack:float=0.0) -> np.ndarray:
-    "Rows (ascending) that can be in the top `k` positive scores when each score may be off by up to `slack`."
+def candidate_rows(scores:np.ndarray, k:int, slack:float=0.0, sample_from:int=SAMPLE_MIN_ROWS) -> np.ndarray:
+    "Rows (ascending) that can be in the top `k` positive scores when each score may be off by up to `slack` (threshold sampled from `sample_from * k` scores on)."
     keep = scores > -slack
     if np.count_nonzero(keep) <= k: return np.flatnonzero(keep)
-    many = len(scores) >= 4 * SAMPLE_STRIDE * k
+    many = len(scores) >= max(sample_from, SAMPLE_STRIDE) * k                 # the sample then holds at least k scores
     floor = kth_largest(scores[::SAMPLE_STRIDE] if many else scores, k)     # a sample's k-th largest is at most the whole vector's
     rows = np.flatnonzero(keep & (scores >= floor - 2 * slack))
     if many and len(rows) > 4 * SAMPLE_STRIDE * k:                         # a thin sample (mostly zeros): the exact k-th among these
