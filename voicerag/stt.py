@@ -590,6 +590,14 @@ def _agreed(previous:list[int], current:list[int], starts_word, limit:int|None=N
     while n > 0 and not (n < len(previous) and n < len(current) and starts_word(previous[n]) and starts_word(current[n])): n -= 1
     return n
 
+def _unrepeated(tokens:list[int], keep:int=0) -> list[int]:
+    """`tokens` without the loop Whisper's decoder can fall into over the padding after speech: when they are one run
+    said twice or more (the last time perhaps cut short), that run once. Runs shorter than `keep` (the forced prefix) are not tried."""
+    n = len(tokens)
+    for p in range(max(1, keep), n // 2 + 1):
+        if all(tokens[i] == tokens[i - p] for i in range(p, n)): return tokens[:p]
+    return tokens
+
 class WhisperStream(AudioStream):
     """Local Whisper, decoding on a worker thread while the audio arrives. `feed` only checks the chunk and scores it
     with the VAD (a few ms), so the hands-free stop never waits for a decode. While speaking, the open segment is
@@ -600,7 +608,8 @@ class WhisperStream(AudioStream):
     the segment after that same silence, that decode is its text. `finish` closes the open segment and waits only for
     what is left; `settle()` waits for the worker (what a machine that keeps up has done by then).
     The encoder sees the segment's audio plus `pad_s` s of padding, not a 30 s window; the decoder searches with
-    `beam_size` beams (2, chosen on train clips below: the batch path keeps the transcriber's 5)."""
+    `beam_size` beams (2, chosen on train clips below: the batch path keeps the transcriber's 5). Over that padding the
+    decoder sometimes says the segment again after itself; `_unrepeated` keeps it once (`stats['loops_cut']` counts them)."""
     def __init__(self, transcriber:WhisperTranscriber|None=None, lang:str|None=None, update_s:float=1.0, hold_s:float=2.0,
                  pad_s:float=3.0, preroll_s:float=0.3, tail_s:float=0.2, endpointer:Endpointer|None=None, beam_size:int=2):
         super().__init__(transcriber or WhisperTranscriber(), lang, endpointer)
@@ -615,7 +624,7 @@ class WhisperStream(AudioStream):
         self._closed: list[tuple] = []                  # closed segments the worker has yet to decode: (start, silent from, end, samples, committed tokens)
         self._hypothesis: tuple = (-1, -1, [], True)    # the latest decode of an open segment: (start, end, tokens, no speech)
         self._work, self._worker, self._failed = threading.Condition(), None, None     # the lock over all of the above, the worker, its error
-        self.stats, self._tokenizers = {'decodes': 0, 'decode_ms': 0.0, 'tokens_decoded': 0, 'skipped': 0, 'reused': 0}, {}
+        self.stats, self._tokenizers = {'decodes': 0, 'decode_ms': 0.0, 'tokens_decoded': 0, 'skipped': 0, 'reused': 0, 'loops_cut': 0}, {}
         with self._work: self._wake()                   # the model is loaded while the first words arrive
 
     @property
@@ -772,9 +781,10 @@ class WhisperStream(AudioStream):
             out = whisper.model.generate(encoded, [[*previous, *tokenizer.sot_sequence, tokenizer.no_timestamps, *prefix]],
                                          beam_size=self.beam_size, max_length=min(224, len(prefix) + int(10 + 25 * len(samples) / SAMPLE_RATE)),
                                          suppress_blank=True, suppress_tokens=[-1], return_scores=True, return_no_speech_prob=True)[0]
-        tokens = [t for t in out.sequences_ids[0] if t < tokenizer.eot]
+        said = [t for t in out.sequences_ids[0] if t < tokenizer.eot]
+        tokens = _unrepeated(said, keep=len(prefix))
         no_speech = out.no_speech_prob > self.transcriber.NO_SPEECH_PROB and (float(out.scores[0]) if out.scores else 0.0) < self.transcriber.LOW_LOGPROB
-        self.stats['decodes'] += 1; self.stats['tokens_decoded'] += len(tokens) - len(prefix); self.stats['decode_ms'] += (time.perf_counter() - t0) * 1e3
+        self.stats['decodes'] += 1; self.stats['loops_cut'] += len(tokens) < len(said); self.stats['tokens_decoded'] += len(said) - len(prefix); self.stats['decode_ms'] += (time.perf_counter() - t0) * 1e3
         return tokens, no_speech
 
 def open_stream(transcriber:Transcriber, lang:str|None=None, **kwargs) -> AudioStream:
