@@ -12,10 +12,11 @@ from .core import DataError, atomic_write_json
 from .bm25 import Ranking, candidate_rows, check_k, load_array, ranking_from
 
 # %% auto #0
-__all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'PROBE_MIX', 'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION', 'BACKENDS',
-           'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'DENSE_FORMAT', 'exact_scores', 'score_slack', 'Backend',
-           'NumpyBackend', 'FaissBackend', 'exact_top', 'recall_at', 'tie_recall', 'hnsw_search', 'question_probes',
-           'calibrate_ef', 'hnsw_graph', 'HnswBackend', 'resolve_backend', 'release_pages', 'write_npy', 'DenseIndex']
+__all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'PROBE_MIX', 'BLOCK_FLOATS', 'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION',
+           'BACKENDS', 'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'DENSE_FORMAT', 'exact_scores', 'score_slack', 'Backend',
+           'NumpyBackend', 'FaissBackend', 'release_pages', 'rows_per_block', 'exact_top', 'recall_at', 'tie_recall',
+           'hnsw_search', 'question_probes', 'calibrate_ef', 'hnsw_graph', 'HnswBackend', 'resolve_backend',
+           'write_npy', 'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
@@ -77,11 +78,26 @@ ANN_MIN_ROWS = 50_000                # 'auto' uses HNSW from this many rows on: 
 EF_LADDER = (32, 64, 128, 256, 512, 1024, 2048)
 PROBE_MIX = 4                        # a probe is the normalised sum of this many random rows: as hard as real questions (20_scale)
 
-def exact_top(vectors:np.ndarray, queries:np.ndarray, k:int, block:int=65_536) -> np.ndarray:
-    "Row numbers of each query's `k` highest inner products (unordered within the k), scanning `vectors` in blocks."
+def release_pages(array):
+    "Let the kernel take back the resident pages of a memory-mapped `array` (or of the map it views; written pages stay in the file): reading or writing a large file block by block then holds one block in RSS, not the file. No-op for arrays in memory."
+    base = array
+    while base is not None and not isinstance(base, mmap.mmap): base = getattr(base, 'base', None)
+    if base is not None and hasattr(mmap, 'MADV_DONTNEED'):
+        base.flush(); base.madvise(mmap.MADV_DONTNEED)
+
+BLOCK_FLOATS = 1 << 22               # exact scans and graph builds hold at most this many float32 values (16 MB) of a block at a time
+
+def rows_per_block(array:np.ndarray) -> int:
+    "How many rows of `array` make a block of `BLOCK_FLOATS` values (at least one)."
+    return max(1, BLOCK_FLOATS // max(1, int(np.prod(array.shape[1:]))))
+
+def exact_top(vectors:np.ndarray, queries:np.ndarray, k:int, block_floats:int=BLOCK_FLOATS) -> np.ndarray:
+    "Row numbers of each query's `k` highest inner products (unordered within the k), scanning `vectors` in blocks of at most `block_floats` scores."
     best_s = np.full((len(queries), 0), -np.inf, np.float32); best_r = np.zeros((len(queries), 0), np.int64)
+    block = max(k, block_floats // max(1, len(queries)))
     for start in range(0, len(vectors), block):
         s = queries @ np.asarray(vectors[start:start + block]).T
+        release_pages(vectors)
         s, r = np.hstack([best_s, s]), np.hstack([best_r, np.broadcast_to(np.arange(start, start + s.shape[1]), s.shape)])
         keep = np.argpartition(-s, min(k, s.shape[1] - 1), axis=1)[:, :k]
         best_s, best_r = np.take_along_axis(s, keep, 1), np.take_along_axis(r, keep, 1)
@@ -95,10 +111,12 @@ def tie_recall(vectors:np.ndarray, queries:np.ndarray, found, k:int=10, truth:np
     "Recall@k where a returned row counts when its canonical score reaches the exact k-th best: tied rows (duplicates) are interchangeable. `truth`: `exact_top(vectors, queries, k)` if known."
     truth = exact_top(vectors, queries, k) if truth is None else truth
     out = []
-    for q, f, t in zip(queries, found, truth):
+    for i, (q, f, t) in enumerate(zip(queries, found, truth)):
         f = np.asarray(f); f = f[f >= 0]
         kth = np.sort(exact_scores(vectors[t], q))[::-1][min(k, len(t)) - 1]
         out.append(min(k, int((exact_scores(vectors[f[:k]], q) >= kth).sum())) / min(k, len(t)))
+        if i % 64 == 63: release_pages(vectors)         # scattered reads of a mapped file bring in the pages around each row
+    release_pages(vectors)
     return float(np.mean(out))
 
 def hnsw_search(graph, queries:np.ndarray, k:int, ef:int) -> np.ndarray:
@@ -112,6 +130,7 @@ def question_probes(vectors:np.ndarray, n:int=500, mix:int=PROBE_MIX, seed:int=0
     "`n` probe queries, each the normalised sum of `mix` random rows: a point between rows, whose best rows score almost alike, as a question's do."
     picks = np.random.default_rng(seed).integers(0, len(vectors), (n, mix))
     probe = np.asarray(vectors[picks.ravel()], dtype=np.float32).reshape(n, mix, -1).sum(axis=1)
+    release_pages(vectors)
     return np.ascontiguousarray(probe / np.maximum(np.linalg.norm(probe, axis=1, keepdims=True), 1e-30), dtype=np.float32)
 
 def calibrate_ef(index, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=500, seed:int=0) -> tuple[int, float]:
@@ -125,15 +144,21 @@ def calibrate_ef(index, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, prob
 
 HNSW_LINKS, HNSW_EF_CONSTRUCTION = 32, 80
 
-def hnsw_graph(vectors:np.ndarray, progress:bool=False, block:int=50_000):
-    "A faiss `IndexHNSWFlat` (inner product, `HNSW_LINKS` links, `HNSW_EF_CONSTRUCTION`) over `vectors`, added block by block."
+def hnsw_graph(vectors:np.ndarray, progress:bool=False, block:int|None=None):
+    """A faiss `IndexHNSWFlat` (inner product, `HNSW_LINKS` links, `HNSW_EF_CONSTRUCTION`) over `vectors`, added `block`
+    rows at a time (default: `BLOCK_FLOATS` values). The graph's copy of the rows is sized once, before the first block:
+    grown block by block, each growth would briefly hold the old copy and the new one."""
     import faiss
     from tqdm.auto import tqdm
     graph = faiss.IndexHNSWFlat(vectors.shape[1], HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
     graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    codes = faiss.downcast_index(graph.storage).codes
+    codes.resize(vectors.size * 4); codes.resize(0)     # capacity for every row, then empty (a vector keeps its capacity)
+    block = block or rows_per_block(vectors)
     for start in tqdm(range(0, len(vectors), block), desc=f'HNSW graph over {len(vectors):,} rows',
                       unit_scale=block, disable=not progress):
         graph.add(np.ascontiguousarray(vectors[start:start + block]))
+        release_pages(vectors)                          # a memory-mapped file is read once, not kept: the graph holds its own copy
     return graph
 
 class HnswBackend:
@@ -169,19 +194,12 @@ def resolve_backend(backend:str, rows:int) -> str:
 # %% ../nbs/06_dense.ipynb #7afb6af5
 DENSE_FORMAT = 'voicerag.dense/1'
 
-def release_pages(array):
-    "Let the kernel take back the resident pages of a memory-mapped `array` (or of the map it views; written pages stay in the file): reading or writing a large file block by block then holds one block in RSS, not the file. No-op for arrays in memory."
-    base = array
-    while base is not None and not isinstance(base, mmap.mmap): base = getattr(base, 'base', None)
-    if base is not None and hasattr(mmap, 'MADV_DONTNEED'):
-        base.flush(); base.madvise(mmap.MADV_DONTNEED)
-
-def _as_vectors(vectors, block:int=65_536) -> tuple[np.ndarray, float]:
+def _as_vectors(vectors) -> tuple[np.ndarray, float]:
     "The index vectors as a C-contiguous float32 matrix and its largest row norm, or a DataError naming the first bad row; checked block by block (no temporary of the matrix's size)."
     try: v = np.ascontiguousarray(vectors, dtype=np.float32)
     except (TypeError, ValueError) as e: raise DataError(f'vectors must be numbers: {e}', field='vectors') from e
     if v.ndim != 2 or v.shape[1] < 1: raise DataError(f'vectors must be a 2-D array (rows x dimensions), got shape {v.shape}', field='vectors')
-    max_norm = 0.0
+    max_norm, block = 0.0, rows_per_block(v)
     for start in range(0, len(v), block):
         part = np.asarray(v[start:start + block])
         bad = np.flatnonzero(~np.isfinite(part).all(axis=1))
@@ -203,9 +221,10 @@ def _replace_synced(tmp:Path, final:Path):
     with open(tmp, 'rb') as f: os.fsync(f.fileno())
     os.replace(tmp, final)
 
-def write_npy(path, array:np.ndarray, block:int=65_536) -> Path:
-    "Write `array` (or a memory map) to `path` as .npy block by block, atomically: no second copy in memory, unlike `save_array`."
+def write_npy(path, array:np.ndarray) -> Path:
+    "Write `array` (or a memory map) to `path` as .npy block by block (`rows_per_block`), atomically: no second copy in memory, unlike `save_array`."
     path, array = Path(path), np.asarray(array)
+    block = rows_per_block(array)
     tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
     try:
         out = np.lib.format.open_memmap(tmp, mode='w+', dtype=array.dtype, shape=array.shape)
