@@ -14,9 +14,9 @@ from .bm25 import Ranking, candidate_rows, check_k, load_array, ranking_from
 # %% auto #0
 __all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'PROBE_MIX', 'BLOCK_FLOATS', 'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION',
            'BACKENDS', 'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'DENSE_FORMAT', 'exact_scores', 'score_slack', 'Backend',
-           'NumpyBackend', 'FaissBackend', 'release_pages', 'rows_per_block', 'exact_top', 'recall_at', 'tie_recall',
-           'hnsw_search', 'question_probes', 'calibrate_ef', 'hnsw_graph', 'HnswBackend', 'resolve_backend',
-           'write_npy', 'DenseIndex']
+           'NumpyBackend', 'FaissBackend', 'release_pages', 'rows_per_block', 'mapped_blocks', 'exact_top', 'recall_at',
+           'tie_recall', 'hnsw_search', 'question_probes', 'calibrate_ef', 'hnsw_graph', 'HnswBackend',
+           'resolve_backend', 'write_npy', 'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
@@ -91,13 +91,18 @@ def rows_per_block(array:np.ndarray) -> int:
     "How many rows of `array` make a block of `BLOCK_FLOATS` values (at least one)."
     return max(1, BLOCK_FLOATS // max(1, int(np.prod(array.shape[1:]))))
 
+def mapped_blocks(array:np.ndarray, rows:int|None=None):
+    "`(start, block)` over `array`'s rows, `rows` at a time (default `rows_per_block`); a memory-mapped array's pages are handed back after each block is used."
+    rows = rows or rows_per_block(array)
+    for start in range(0, len(array), rows):
+        yield start, np.asarray(array[start:start + rows])
+        release_pages(array)
+
 def exact_top(vectors:np.ndarray, queries:np.ndarray, k:int, block_floats:int=BLOCK_FLOATS) -> np.ndarray:
     "Row numbers of each query's `k` highest inner products (unordered within the k), scanning `vectors` in blocks of at most `block_floats` scores."
     best_s = np.full((len(queries), 0), -np.inf, np.float32); best_r = np.zeros((len(queries), 0), np.int64)
-    block = max(k, block_floats // max(1, len(queries)))
-    for start in range(0, len(vectors), block):
-        s = queries @ np.asarray(vectors[start:start + block]).T
-        release_pages(vectors)
+    for start, part in mapped_blocks(vectors, max(k, block_floats // max(1, len(queries)))):
+        s = queries @ part.T
         s, r = np.hstack([best_s, s]), np.hstack([best_r, np.broadcast_to(np.arange(start, start + s.shape[1]), s.shape)])
         keep = np.argpartition(-s, min(k, s.shape[1] - 1), axis=1)[:, :k]
         best_s, best_r = np.take_along_axis(s, keep, 1), np.take_along_axis(r, keep, 1)
@@ -152,13 +157,12 @@ def hnsw_graph(vectors:np.ndarray, progress:bool=False, block:int|None=None):
     from tqdm.auto import tqdm
     graph = faiss.IndexHNSWFlat(vectors.shape[1], HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
     graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-    codes = faiss.downcast_index(graph.storage).codes
-    codes.resize(vectors.size * 4); codes.resize(0)     # capacity for every row, then empty (a vector keeps its capacity)
+    storage = faiss.downcast_index(graph.storage)
+    storage.codes.resize(len(vectors) * storage.code_size); storage.codes.resize(0)    # capacity for every row, then empty (a vector keeps its capacity)
     block = block or rows_per_block(vectors)
-    for start in tqdm(range(0, len(vectors), block), desc=f'HNSW graph over {len(vectors):,} rows',
-                      unit_scale=block, disable=not progress):
-        graph.add(np.ascontiguousarray(vectors[start:start + block]))
-        release_pages(vectors)                          # a memory-mapped file is read once, not kept: the graph holds its own copy
+    for _, part in tqdm(mapped_blocks(vectors, block), total=-(-len(vectors) // block), desc=f'HNSW graph over {len(vectors):,} rows',
+                        unit_scale=block, disable=not progress):
+        graph.add(np.ascontiguousarray(part))          # a mapped file is read once, not kept: the graph holds its own copy
     return graph
 
 class HnswBackend:
@@ -199,13 +203,11 @@ def _as_vectors(vectors) -> tuple[np.ndarray, float]:
     try: v = np.ascontiguousarray(vectors, dtype=np.float32)
     except (TypeError, ValueError) as e: raise DataError(f'vectors must be numbers: {e}', field='vectors') from e
     if v.ndim != 2 or v.shape[1] < 1: raise DataError(f'vectors must be a 2-D array (rows x dimensions), got shape {v.shape}', field='vectors')
-    max_norm, block = 0.0, rows_per_block(v)
-    for start in range(0, len(v), block):
-        part = np.asarray(v[start:start + block])
+    max_norm = 0.0
+    for start, part in mapped_blocks(v):
         bad = np.flatnonzero(~np.isfinite(part).all(axis=1))
         if len(bad): raise DataError('a vector holds NaN or infinity', row=start + int(bad[0]), field='vectors')
         max_norm = max(max_norm, float(np.linalg.norm(part, axis=1).max(initial=0.0)))
-        release_pages(v)
     return v, max_norm
 
 def _as_queries(queries, dim:int) -> np.ndarray:
@@ -222,15 +224,14 @@ def _replace_synced(tmp:Path, final:Path):
     os.replace(tmp, final)
 
 def write_npy(path, array:np.ndarray) -> Path:
-    "Write `array` (or a memory map) to `path` as .npy block by block (`rows_per_block`), atomically: no second copy in memory, unlike `save_array`."
+    "Write `array` (or a memory map) to `path` as .npy block by block (`mapped_blocks`), atomically: no second copy in memory, unlike `save_array`."
     path, array = Path(path), np.asarray(array)
-    block = rows_per_block(array)
     tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
     try:
         out = np.lib.format.open_memmap(tmp, mode='w+', dtype=array.dtype, shape=array.shape)
-        for start in range(0, len(array), block):
-            out[start:start + block] = array[start:start + block]
-            release_pages(out); release_pages(array)
+        for start, part in mapped_blocks(array):
+            out[start:start + len(part)] = part
+            release_pages(out)
         out.flush(); del out
         _replace_synced(tmp, path)
     finally: tmp.unlink(missing_ok=True)
