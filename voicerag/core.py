@@ -4,7 +4,8 @@
 
 # %% ../nbs/00_core.ipynb #90006f34
 from __future__ import annotations
-import json, os, tempfile, time
+import json, os, tempfile, threading, time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, asdict, fields, is_dataclass
 import tomllib
@@ -12,8 +13,9 @@ from enum import Enum
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['VoiceragError', 'DataError', 'Passage', 'Chunk', 'Hit', 'Citation', 'Answer', 'State', 'plain', 'Result',
-           'answer_in_context', 'StageTimer', 'atomic_write', 'atomic_write_json', 'Config']
+__all__ = ['SEARCH_THREADS', 'VoiceragError', 'DataError', 'Passage', 'Chunk', 'Hit', 'Citation', 'Answer', 'State', 'plain',
+           'Result', 'answer_in_context', 'StageTimer', 'search_pool', 'concurrently', 'atomic_write',
+           'atomic_write_json', 'Config']
 
 # %% ../nbs/00_core.ipynb #af712942
 class VoiceragError(Exception):
@@ -171,6 +173,23 @@ class StageTimer:
 
     def total(self) -> float: return sum(self.ms.values())
     def __repr__(self): return 'StageTimer(' + ', '.join(f'{k}={v:.3f}ms' for k, v in self.ms.items()) + ')'
+
+# %% ../nbs/00_core.ipynb #891f3382
+SEARCH_THREADS = min(4, os.cpu_count() or 1)     # calls of one question run at the same time (`concurrently`)
+_POOL: dict = {}
+_POOL_LOCK = threading.Lock()
+
+def search_pool() -> ThreadPoolExecutor:
+    "This process's pool of `SEARCH_THREADS` threads for `concurrently`, made on first use (and again in a forked child)."
+    with _POOL_LOCK:
+        if _POOL.get('pid') != os.getpid():
+            _POOL.update(pid=os.getpid(), pool=ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix='voicerag-search'))
+        return _POOL['pool']
+
+def concurrently(calls:list, at_once:bool=True) -> list:
+    "The results of `calls` (functions of no arguments), in order, computed at the same time on `search_pool`; inline if not `at_once`, for one call or on one core."
+    if not at_once or len(calls) < 2 or SEARCH_THREADS < 2: return [call() for call in calls]
+    return [f.result() for f in [search_pool().submit(call) for call in calls]]
 
 # %% ../nbs/00_core.ipynb #a906e859
 def atomic_write(path, data:bytes|str, encoding='utf-8') -> Path:

@@ -5,19 +5,20 @@
 # %% ../nbs/09_index.ipynb #b131f8c4
 from __future__ import annotations
 import hashlib, json, os, shutil, tempfile, threading, time, weakref
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 import voicerag
-from .core import Chunk, Config, DataError, Hit, Passage, StageTimer, VoiceragError, atomic_write_json
+from .core import Chunk, Config, DataError, Hit, Passage, StageTimer, VoiceragError, atomic_write_json, concurrently
 from .text import dominant_script
 from .paths import home_path
 from .data import passages_checksum
 from .chunkers import make_chunker
 from .encoders import encoder_record
 from .bm25 import BM25Index, Ranking, ranking_from
-from .dense import DenseIndex
+from .dense import ANN_MIN_ROWS, DenseIndex
 from .fusion import fuse
 from .router import Plan, route
 from threadpoolctl import threadpool_limits
@@ -254,6 +255,7 @@ class Retriever:
         if encoder.name != built_with:
             raise IndexLoadError(f'index {index.name} was built with encoder {built_with!r}, not {encoder.name!r}')
         self.encoder = encoder
+        self.at_once = max((len(d) for li in index.langs.values() for d in li.dense.values()), default=0) >= ANN_MIN_ROWS
 
     def plan(self, query:str, lang:str, mode:str='routed') -> Plan:
         "The retrieval plan for `query` on the sub-index of passage language `lang`."
@@ -272,29 +274,37 @@ class Retriever:
         with t('encode'):
             qvec = self.encoder.encode_queries([query])[0] if any(p.use_dense for p in plans.values()) else None
         per_lang = {lang: {} for lang in langs}
-        with t('bm25'):
+        with t('search'):
+            found = self._chunk_rankings(query, qvec, plans, depth)
             for lang in langs:
-                if plans[lang].use_bm25: per_lang[lang]['bm25'] = self._bm25(lang, query, depth, evidence)
-        with t('dense'):
+                if plans[lang].use_bm25: per_lang[lang]['bm25'] = self._bm25(lang, found['bm25', lang], evidence)
             for lang in langs:
-                if plans[lang].use_dense: per_lang[lang]['dense'] = self._dense(lang, qvec, depth, evidence)
+                if plans[lang].use_dense: per_lang[lang]['dense'] = self._dense(lang, found, evidence)
         with t('fuse'):
             fused = merge_best([fuse(r, plans[lang].weights, plans[lang].fusion) for lang, r in per_lang.items()])
         with t('resolve'): hits, confidence = self._resolve(fused, per_lang, evidence, k)
         return Search(hits, plans, qvec, confidence, t.ms)
 
-    def _bm25(self, lang:str, query:str, depth:int, evidence:dict) -> Ranking:
-        li = self.index.langs[lang]
-        docs, rows = best_per_doc(li.bm25.search(query, depth), li.rows[self.index.strategies[0]], self.index.doc_of_row)
+    def _chunk_rankings(self, query:str, qvec, plans:dict, depth:int) -> dict:
+        "Every chunk ranking the plans ask for, keyed ('bm25', lang) and ('dense', lang, strategy); searched at the same time (`concurrently`) when `at_once`."
+        calls = {}
+        for lang, plan in plans.items():
+            li = self.index.langs[lang]
+            if plan.use_bm25: calls['bm25', lang] = partial(li.bm25.search, query, depth)
+            if plan.use_dense: calls.update({('dense', lang, s): partial(li.dense[s].search, qvec, depth) for s in self.index.strategies})
+        return dict(zip(calls, concurrently(list(calls.values()), self.at_once)))
+
+    def _bm25(self, lang:str, chunks:Ranking, evidence:dict) -> Ranking:
+        docs, rows = best_per_doc(chunks, self.index.langs[lang].rows[self.index.strategies[0]], self.index.doc_of_row)
         note_evidence(evidence, docs, rows, priority=0)
         return docs
 
-    def _dense(self, lang:str, qvec:np.ndarray, depth:int, evidence:dict) -> Ranking:
+    def _dense(self, lang:str, found:dict, evidence:dict) -> Ranking:
         "Document dense scores: the weighted mean over strategies of each document's best chunk cosine."
         li, weights = self.index.langs[lang], self.config.strategy_weights
         per_strategy, total = {}, sum(weights[:len(self.index.strategies)])
         for strategy, w in zip(self.index.strategies, weights):
-            docs, rows = best_per_doc(li.dense[strategy].search(qvec, depth), li.rows[strategy], self.index.doc_of_row)
+            docs, rows = best_per_doc(found['dense', lang, strategy], li.rows[strategy], self.index.doc_of_row)
             per_strategy[strategy] = (docs, w / total)
             note_evidence(evidence, docs, rows, priority=2 if strategy == self.index.strategies[0] else 1)
         return fuse({s: d for s, (d, _) in per_strategy.items()}, {s: w for s, (_, w) in per_strategy.items()}, 'weighted')
