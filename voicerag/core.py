@@ -177,13 +177,18 @@ class StageTimer:
 # %% ../nbs/00_core.ipynb #891f3382
 SEARCH_THREADS = min(4, os.cpu_count() or 1)     # calls of one question run at the same time (`concurrently`)
 _POOL: dict = {}
-_POOL_LOCK = threading.Lock()
+
+def _forget_pool():
+    "A forked child starts without the parent's pool (its threads did not fork) and with a lock nobody holds."
+    global _POOL_LOCK
+    _POOL.clear(); _POOL_LOCK = threading.Lock()
+_forget_pool()
+os.register_at_fork(after_in_child=_forget_pool)
 
 def search_pool() -> ThreadPoolExecutor:
     "This process's pool of `SEARCH_THREADS` threads for `concurrently`, made on first use (and again in a forked child)."
     with _POOL_LOCK:
-        if _POOL.get('pid') != os.getpid():
-            _POOL.update(pid=os.getpid(), pool=ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix='voicerag-search'))
+        if 'pool' not in _POOL: _POOL['pool'] = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix='voicerag-search')
         return _POOL['pool']
 
 def concurrently(calls:list, at_once:bool=True) -> list:
