@@ -11,25 +11,29 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# torch first, pinned: the CPU build of 2.13.0 is a local wheel; unpinned, a dependency would pull GBs of CUDA
+# torch first, pinned: the CPU build of 2.13.0 is a local wheel; unpinned, a dependency would pull GBs of CUDA.
+# The scale extra (Ray) too, so that the Ray build's test runs in `make test` as everywhere else.
 $(STAMP): $(BIN)/python setup.py settings.ini
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,scale]"
 	touch $(STAMP)
 
 venv: $(BIN)/python
 install: $(STAMP)
 
-# Debian packages the tests need: chromium (browser test), espeak-ng and sox (test speech).
+# Debian packages the tests need: chromium (browser test), espeak-ng, sox and Festival's Hindi voice (test speech).
 # Installed only when missing; apt-get needs root (CI runs as root) or sudo.
 SYSDEPS := chromium espeak-ng sox
+HINDI_VOICE := /usr/share/festival/voices/hindi/hindi_NSK_diphone
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 sysdeps:
-	@missing=$$(for c in $(SYSDEPS); do command -v $$c >/dev/null || echo $$c; done); \
+	@missing=$$(for c in $(SYSDEPS); do command -v $$c >/dev/null || echo $$c; done; \
+	            [ -d $(HINDI_VOICE) ] && [ -f /usr/share/festival/hindi_scm/hindi_lex.scm ] || echo festvox-hi-nsk); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:" $$missing; \
 	  $(SUDO) apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SYSDEPS) libsox-fmt-all fonts-noto-core >/dev/null; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SYSDEPS) libsox-fmt-all fonts-noto-core \
+	    festival festvox-hi-nsk festival-hi >/dev/null; \
 	fi
 
 export: install

@@ -2,7 +2,7 @@
 import json, os, time
 from pathlib import Path
 import pytest
-ray = pytest.importorskip('ray')                                   # the [scale] extra; the dev install has it
+ray = pytest.importorskip('ray')                                   # the [scale] extra, which `make install` installs
 from voicerag.build import build_on_ray, build_streaming
 from voicerag.core import Config
 from voicerag.data import default_corpus

@@ -4,7 +4,7 @@
 
 # %% ../nbs/12a_abstain.ipynb #9042ff33
 from __future__ import annotations
-import json, math
+import hashlib, json, math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +14,9 @@ from .guardrails import Verdict
 from .text import scripts_of, tokenize
 
 # %% auto #0
-__all__ = ['FEATURES', 'RERANK_FEATURES', 'QUERY_FEATURES', 'ABSTENTION_FORMAT', 'RULES', 'missing_evidence', 'evidence_features',
-           'LogisticAbstainer', 'fit_logistic', 'Abstainer']
+__all__ = ['FEATURES', 'RERANK_FEATURES', 'QUERY_FEATURES', 'ABSTENTION_FORMAT', 'RULES', 'HEARD_FORMAT', 'missing_evidence',
+           'evidence_features', 'LogisticAbstainer', 'fit_logistic', 'Abstainer', 'abstainer_digest', 'save_heard',
+           'load_heard']
 
 # %% ../nbs/12a_abstain.ipynb #10db27a0
 FEATURES = ('top_score', 'margin', 'dense_top', 'bm25_top', 'devanagari', 'log_words')
@@ -90,6 +91,7 @@ class Abstainer:
     thresholds: dict                       # asker language -> threshold on the rule's score; 'default' = strictest
     model: LogisticAbstainer|None = None
     meta: dict = field(default_factory=dict)
+    heard: dict = field(default_factory=dict)   # asker language -> threshold for a question heard from speech (`load_heard`)
 
     def __post_init__(self):
         if self.rule not in RULES: raise DataError(f'unknown abstention rule {self.rule!r}; use one of {RULES}', field='rule')
@@ -111,18 +113,22 @@ class Abstainer:
         x = evidence_features(confidence, query, self.features)
         return float(x[0]) if self.rule == 'top_score' else float(self.model.probability(x)[0])
 
-    def threshold_for(self, lang:str) -> float: return self.thresholds.get(lang, self.thresholds['default'])
+    def threshold_for(self, lang:str, heard:bool=False) -> float:
+        "The asker language's threshold; for a question heard from speech, the one fitted on transcripts where there is one."
+        if heard and lang in self.heard: return self.heard[lang]
+        return self.thresholds.get(lang, self.thresholds['default'])
 
     @property
     def name(self) -> str:
         "Which abstainer this is, as `Result.meta` names it: its file's `name` (e.g. 'portable'), else the index it was fitted for."
         return str(self.meta.get('name') or self.meta.get('index') or 'unnamed')
 
-    def check(self, confidence:Mapping, query:str, lang:str) -> Verdict:
-        "`no_context` below the asker language's threshold; passed unjudged (`facts['judged']` False) when the search lacks the rule's evidence."
+    def check(self, confidence:Mapping, query:str, lang:str, heard:bool=False) -> Verdict:
+        "`no_context` below the asker language's threshold (`heard`: the question's words came from speech); passed unjudged (`facts['judged']` False) when the search lacks the rule's evidence."
         if missing := self.missing(confidence): return Verdict(True, facts={'name': self.name, 'rule': self.rule, 'judged': False, 'missing': missing})
-        score, threshold = self.score(confidence, query), self.threshold_for(lang)
-        facts = {'name': self.name, 'rule': self.rule, 'judged': True, 'score': round(score, 4), 'threshold': round(threshold, 4)}
+        score, threshold = self.score(confidence, query), self.threshold_for(lang, heard)
+        facts = {'name': self.name, 'rule': self.rule, 'judged': True, 'score': round(score, 4), 'threshold': round(threshold, 4),
+                 **({'heard': True} if heard and lang in self.heard else {})}
         if score < threshold: return Verdict(False, 'no_context', 'The best passage does not match the question well enough.', facts)
         return Verdict(True, facts=facts)
 
@@ -144,3 +150,26 @@ class Abstainer:
             model = LogisticAbstainer.from_dict(obj['model']) if obj.get('model') is not None else None
             return cls(obj['rule'], dict(obj['thresholds']), model, dict(obj.get('meta') or {}))
         except (KeyError, TypeError, ValueError) as e: raise DataError(f'malformed abstention file: {e}', path=path) from None
+
+# %% ../nbs/12a_abstain.ipynb #c1a2b3d2
+HEARD_FORMAT = 'voicerag.heard/1'
+
+def abstainer_digest(abstainer:Abstainer) -> str:
+    "The first 16 hex digits of the SHA-256 of an abstainer's file contents (heard thresholds are not in it): which fit a heard file belongs to."
+    return hashlib.sha256(json.dumps(abstainer.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+def save_heard(abstainer:Abstainer, thresholds:Mapping[str, float], meta:Mapping, path) -> Path:
+    "Write heard thresholds fitted on top of `abstainer` to `path`, atomically."
+    return atomic_write_json(path, {'format': HEARD_FORMAT, 'abstainer': abstainer_digest(abstainer),
+                                    'thresholds': {k: float(v) for k, v in thresholds.items()}, 'meta': dict(meta)})
+
+def load_heard(abstainer:Abstainer, path) -> Abstainer:
+    "`abstainer` with the heard thresholds of the file at `path` when they were fitted for it (else unchanged); a damaged file is a `DataError`."
+    path = Path(path)
+    if not path.exists(): return abstainer
+    try: obj = json.loads(path.read_text(encoding='utf-8'))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e: raise DataError(f'cannot read heard thresholds: {e}', path=path) from None
+    if not isinstance(obj, dict) or obj.get('format') != HEARD_FORMAT or not isinstance(obj.get('thresholds'), dict):
+        raise DataError(f'not a heard-thresholds file (expected format {HEARD_FORMAT!r})', path=path, field='format')
+    if obj.get('abstainer') == abstainer_digest(abstainer): abstainer.heard = {k: float(v) for k, v in obj['thresholds'].items()}
+    return abstainer

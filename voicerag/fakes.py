@@ -12,9 +12,9 @@ from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit
 
 # %% auto #0
-__all__ = ['Request', 'FormPart', 'parse_multipart', 'Reply', 'slow', 'malformed_json', 'Route', 'FakeServer', 'GroqAPI',
-           'placeholder_for', 'AnthropicAPI', 'fake_llm_server', 'SarvamAPI', 'ElevenLabsAPI', 'fake_stt_server',
-           'speak', 'RangeFileServer', 'text_pdf']
+__all__ = ['FESTIVAL_HINDI', 'Request', 'FormPart', 'parse_multipart', 'Reply', 'slow', 'malformed_json', 'Route', 'FakeServer',
+           'GroqAPI', 'placeholder_for', 'AnthropicAPI', 'fake_llm_server', 'SarvamAPI', 'ElevenLabsAPI',
+           'fake_stt_server', 'speak', 'speak_festival', 'RangeFileServer', 'text_pdf']
 
 # %% ../nbs/98_fakes.ipynb #7eb8c9c0
 @dataclass(frozen=True)
@@ -419,6 +419,24 @@ def speak(text:str, lang:str='en', wpm:int|None=None, voice:str|None=None) -> by
     if done.returncode != 0 or not done.stdout.startswith(b'RIFF'):
         raise RuntimeError(f'espeak-ng failed for voice {voice or lang!r}: {done.stderr.decode(errors="replace")[:200]}')
     return done.stdout
+
+# %% ../nbs/98_fakes.ipynb #b8e2f0a2
+import tempfile
+from pathlib import Path
+FESTIVAL_HINDI = ["(voice_hindi_NSK_diphone)", "(Parameter.set 'Int_Method 'Intonation_Tree)", "(set! int_tone_cart_tree '((NONE)))"]
+
+def speak_festival(text:str) -> bytes:
+    "A WAV (16 kHz mono) of Hindi `text` spoken by Festival's `hindi_NSK_diphone` voice (Debian: festival, festvox-hi-nsk, festival-hi)."
+    exe = shutil.which('text2wave')
+    if exe is None: raise RuntimeError('Festival is not installed (Debian: apt-get install festival festvox-hi-nsk festival-hi; `make sysdeps`)')
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder)/'speech.wav'
+        args = [exe, *[a for setting in FESTIVAL_HINDI for a in ('-eval', setting)], '-o', str(out)]
+        done = subprocess.run(args, input=text.encode('utf-8'), capture_output=True, timeout=60)
+        wav = out.read_bytes() if out.exists() else b''
+    if not wav.startswith(b'RIFF'):
+        raise RuntimeError(f'Festival wrote no speech (is festvox-hi-nsk installed?): {(done.stderr or done.stdout).decode(errors="replace")[:200]}')
+    return wav
 
 # %% ../nbs/98_fakes.ipynb #5b7f6b3f
 class _RangeHandler(BaseHTTPRequestHandler):

@@ -130,17 +130,17 @@ class Pipeline:
         try:
             if not isinstance(text, str): raise TypeError(f'a question must be text, got {type(text).__name__}')
             if asker == 'hi' and dominant_script(text) == 'latin' and (heard_hindi or romanized_hindi(text)):
-                return self._ask_latin_hindi(text, langs, timer)
-            return self._ask(text, asker, langs, timer)
+                return self._ask_latin_hindi(text, langs, timer, heard_hindi)
+            return self._ask(text, asker, langs, timer, heard_hindi)
         except Exception as e:                 # the contract: nothing escapes; details go to meta, never to the answer
             return self._finish(State.error, asker, timer, meta={'error': type(e).__name__, 'detail': str(e)[:500]})
 
-    def _ask_latin_hindi(self, text:str, langs, timer:StageTimer) -> Result:
+    def _ask_latin_hindi(self, text:str, langs, timer:StageTimer, heard:bool=False) -> Result:
         "Hindi typed (or heard) in Latin letters: asked by its Devanagari reading (`romanized.Transliterator` over the index's Hindi words), answered in Hindi."
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
         if not verdict: return self._finish(State.refused_guardrail, 'hi', timer, verdict=verdict)
         with timer('transliterate'): query = derived(self.retriever.index, 'hindi_transliterator', hindi_transliterator)(text)
-        result = self._ask(query, 'hi', langs, timer)
+        result = self._ask(query, 'hi', langs, timer, heard)
         result.meta.update(romanized=True, devanagari_query=query, **({'answer_latin': romanize(result.answer)} if result.answer else {}))
         return result
 
@@ -158,14 +158,15 @@ class Pipeline:
                       grounded, lang, dict(confidence or {}), timings, meta,
                       answer.context_text if shown and answer.context else None, answer.context if shown else None)
 
-    def _ask(self, text:str, lang:str, langs, timer:StageTimer) -> Result:
+    def _ask(self, text:str, lang:str, langs, timer:StageTimer, heard:bool=False) -> Result:
+        "Search, judge, answer and check `text` in `lang` (`heard`: its words came from speech, which the abstainer judges by its heard threshold)."
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
         if not verdict: return self._finish(State.refused_guardrail, lang, timer, verdict=verdict)
         search = self.retriever.search(text, k=self.k, langs=langs)
         timer.ms.update(search.timings)
         with timer('guard_post'):
             verdict = check_retrieval(search.confidence, self.thresholds, lang)
-            if verdict and self.abstainer is not None: verdict = self.abstainer.check(search.confidence, text, lang)
+            if verdict and self.abstainer is not None: verdict = self.abstainer.check(search.confidence, text, lang, heard=heard)
         abstained = {'abstainer': verdict.facts if self.abstainer is not None else {'rule': 'floor'}}     # which rule judged, if any
         if not verdict:
             if verdict.reason == 'no_context': return self._fallback(text, lang, timer, search.confidence, verdict, abstained)

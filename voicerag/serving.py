@@ -12,15 +12,15 @@ from .encoders import encoder_record, make_encoder
 from .index import IndexLoadError, Retriever, build_index, index_path, limit_blas_threads, load_index, save_index
 from .paths import fitted_path, package_file
 from .rerank import Reranker, RerankingRetriever, rerank_path, reranker_fingerprint
-from .abstain import Abstainer
+from .abstain import Abstainer, load_heard
 from .reader import Reader
 from .answerability import Answerability
 from .pipeline import Pipeline
 
 # %% auto #0
-__all__ = ['PORTABLE', 'INDEX_NAME', 'calibration_path', 'serving_retriever', 'portable_calibration_path', 'load_abstainer',
-           'load_reader', 'served_pipeline', 'default_index_path', 'named_index_path', 'build_default_index',
-           'build_named_index', 'ensure_index', 'load_pipeline']
+__all__ = ['PORTABLE', 'INDEX_NAME', 'calibration_path', 'serving_retriever', 'portable_calibration_path', 'heard_path',
+           'load_abstainer', 'load_reader', 'served_pipeline', 'default_index_path', 'named_index_path',
+           'build_default_index', 'build_named_index', 'ensure_index', 'load_pipeline']
 
 # %% ../nbs/16a_serving.ipynb #01fd8898
 _log = logging.getLogger('voicerag.serving')           # __name__ of the module; spelled out so the notebook logs under it too
@@ -71,11 +71,16 @@ def _portable_abstainer(retriever, path:Path):
         return None
     return abstainer
 
+def heard_path() -> Path:
+    "The thresholds for questions heard from speech, fitted on transcripts on top of the default index's abstainer (`15b_spoken_hindi`)."
+    return package_file('models', 'heard.json')
+
 def load_abstainer(config, retriever, path=None, portable=None):
-    "The abstainer fitted for this retriever (`path`, default `calibration_path`); else the portable one (`portable`) for its encoder; else None, warned."
+    """The abstainer fitted for this retriever (`path`, default `calibration_path`); else the portable one (`portable`) for its encoder;
+    else None, warned. The heard thresholds (`heard_path`) are attached to the abstainer they were fitted for."""
     own = _own_abstainer(config, retriever, Path(path) if path is not None else calibration_path(config))
-    if own is not None: return own
-    return _portable_abstainer(retriever, Path(portable) if portable is not None else portable_calibration_path())
+    chosen = own if own is not None else _portable_abstainer(retriever, Path(portable) if portable is not None else portable_calibration_path())
+    return load_heard(chosen, heard_path()) if chosen is not None else None
 
 def load_reader(config) -> tuple:
     "The short-answer reader and the answerability model shipped with the package, when `config.reader` (else None, None)."

@@ -20,10 +20,11 @@ __all__ = ['STT_REASONS', 'SAMPLE_RATE', 'SILENCE_RMS', 'MIN_SECONDS', 'WHISPER_
            'OFFLINE_HINT', 'SPEECH_TIMEOUT_S', 'TRANSCRIBERS', 'FRAME_S', 'Transcript', 'STTError', 'Transcriber',
            'sniff_format', 'decode_audio', 'loudest_frame_rms', 'check_audio', 'encode_audio', 'tone',
            'whisper_cache_dir', 'whisper_base_sources', 'sha256_file', 'assemble_whisper_base', 'resolve_whisper_model',
-           'load_whisper', 'model_lock', 'WhisperTranscriber', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber',
-           'MockTranscriber', 'make_transcriber', 'Unavailable', 'transcriber_or_unavailable', 'pcm16_samples',
-           'SileroVAD', 'Endpointer', 'StreamState', 'TranscriptStream', 'AudioStream', 'WhisperStream', 'open_stream',
-           'FinishStream', 'edit_distance', 'wer', 'cer']
+           'load_whisper', 'model_lock', 'WhisperTranscriber', 'foreign_to_hindi', 'hindi_suppressed',
+           'suppressed_tokens', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber', 'MockTranscriber',
+           'make_transcriber', 'Unavailable', 'transcriber_or_unavailable', 'pcm16_samples', 'SileroVAD', 'Endpointer',
+           'StreamState', 'TranscriptStream', 'AudioStream', 'WhisperStream', 'open_stream', 'FinishStream',
+           'edit_distance', 'wer', 'cer']
 
 # %% ../nbs/15_stt.ipynb #34e5ed05
 @dataclass
@@ -266,9 +267,10 @@ class WhisperTranscriber:
     NO_SPEECH_PROB, LOW_LOGPROB = 0.6, -1.0        # faster-whisper's thresholds for a segment with no speech
 
     def __init__(self, model:str='', device:str='cpu', compute_type:str='int8', cpu_threads:int=2,
-                 languages:tuple=('hi', 'en'), beam_size:int=5, max_seconds:float=30.0, cache_dir=None):
+                 languages:tuple=('hi', 'en'), beam_size:int=5, max_seconds:float=30.0, cache_dir=None, hindi_scripts:bool=True):
         self.model, self.device, self.compute_type, self.cpu_threads = model, device, compute_type, cpu_threads
         self.languages, self.beam_size, self.max_seconds, self.cache_dir = tuple(languages), beam_size, max_seconds, cache_dir
+        self.hindi_scripts = hindi_scripts        # a decode in Hindi writes only Devanagari and Latin letters (`suppressed_tokens`)
 
     def __repr__(self):
         return f'WhisperTranscriber(model={self.model or "whisper-base (offline)"!r}, beam_size={self.beam_size}, languages={self.languages})'
@@ -277,6 +279,10 @@ class WhisperTranscriber:
     def model_name(self) -> str: return self.model or 'whisper-base (offline)'
 
     def _whisper(self): return load_whisper(self.model, self.device, self.compute_type, self.cpu_threads, self.cache_dir)
+
+    def suppressed(self, whisper, lang:str|None) -> list[int]:
+        "The tokens a decode in `lang` may not write: `suppressed_tokens`, or only Whisper's own set when `hindi_scripts` is off."
+        return suppressed_tokens(whisper, lang if self.hindi_scripts else None)
 
     def language_probs(self, encoded) -> dict[str, float]:
         "Whisper's probability of each language for an encoded window."
@@ -292,14 +298,15 @@ class WhisperTranscriber:
         from faster_whisper.tokenizer import Tokenizer
         tokenizer = Tokenizer(whisper.hf_tokenizer, whisper.model.is_multilingual, task='transcribe', language=lang)
         out = whisper.model.generate(encoded, [[*tokenizer.sot_sequence, tokenizer.no_timestamps]], beam_size=self.beam_size,
-                                     max_length=224, suppress_blank=True, suppress_tokens=[-1],
+                                     max_length=224, suppress_blank=True, suppress_tokens=self.suppressed(whisper, lang),
                                      return_scores=True, return_no_speech_prob=True)[0]
         text = tokenizer.decode(out.sequences_ids[0]).strip()
         logprob = float(out.scores[0]) if out.scores else 0.0
         return text, {'no_speech_prob': float(out.no_speech_prob), 'avg_logprob': logprob}
 
     def _decode_long(self, whisper, samples:np.ndarray, lang:str) -> tuple[str, dict]:
-        segments, info = whisper.transcribe(samples, language=lang, beam_size=self.beam_size, condition_on_previous_text=False)
+        segments, info = whisper.transcribe(samples, language=lang, beam_size=self.beam_size, condition_on_previous_text=False,
+                                          suppress_tokens=self.suppressed(whisper, lang))
         return ' '.join(s.text.strip() for s in segments).strip(), {'windows': int(np.ceil(len(samples) / whisper.feature_extractor.n_samples))}
 
     def transcribe(self, audio:bytes, lang:str|None=None) -> Transcript:
@@ -325,6 +332,39 @@ class WhisperTranscriber:
         no_speech = extra.get('no_speech_prob', 0) > self.NO_SPEECH_PROB and extra.get('avg_logprob', 0) < self.LOW_LOGPROB
         if not text or no_speech: raise STTError('no_speech', details={k: meta[k] for k in ('audio_seconds', 'lang_probs')})
         return Transcript(text, chosen, self.name, (t_done - t0) * 1e3, meta)
+
+# %% ../nbs/15_stt.ipynb #a7d1c0e2
+import regex
+_NOT_HINDI_SCRIPT = regex.compile(r'[^\p{Script=Devanagari}\p{Script=Latin}\p{Script=Common}\p{Script=Inherited}]')
+_SUPPRESSED: dict[int, list[int]] = {}
+
+def _byte_decoder() -> dict[str, int]:
+    "GPT-2's byte-level BPE alphabet (Whisper's tokenizer): each printable stand-in character -> the byte it stands for."
+    printable = [*range(ord('!'), ord('~') + 1), *range(ord('¡'), ord('¬') + 1), *range(ord('®'), ord('ÿ') + 1)]
+    others = [b for b in range(256) if b not in printable]
+    return {**{chr(b): b for b in printable}, **{chr(256 + i): b for i, b in enumerate(others)}}
+
+def foreign_to_hindi(piece:bytes) -> bool:
+    "Whether a token's bytes write a script Hindi is not written in: a whole character, or the start of one at its end."
+    if _NOT_HINDI_SCRIPT.search(piece.decode('utf-8', errors='ignore')): return True
+    leads = [i for i, b in enumerate(piece) if b >= 0xC0]
+    if not leads: return False                          # continuation bytes only: any script's
+    at = leads[-1]; lead, rest = piece[at], piece[at + 1:]
+    if 0xCE <= lead <= 0xDF or 0xE3 <= lead <= 0xE9 or 0xEB <= lead <= 0xED or lead >= 0xF0: return True   # Greek..NKo, CJK, Hangul, 4-byte
+    return lead == 0xE0 and len(rest) >= 1 and rest[0] not in (0xA4, 0xA5)   # an Indic block other than Devanagari's
+
+def hindi_suppressed(tokenizer) -> list[int]:
+    "The ids of Whisper's text tokens (below end-of-text) that `foreign_to_hindi` refuses, for a `tokenizers.Tokenizer`."
+    decoder, eot = _byte_decoder(), tokenizer.token_to_id('<|endoftext|>')
+    return sorted(i for token, i in tokenizer.get_vocab().items()
+                  if i < eot and foreign_to_hindi(bytes(decoder[ch] for ch in token)))
+
+def suppressed_tokens(whisper, lang:str|None) -> list[int]:
+    "CTranslate2's `suppress_tokens` for a decode in `lang`: Whisper's own set (-1), and for Hindi every token of another script."
+    if lang != 'hi': return [-1]
+    key = id(whisper.hf_tokenizer)
+    if key not in _SUPPRESSED: _SUPPRESSED[key] = [-1, *hindi_suppressed(whisper.hf_tokenizer)]
+    return _SUPPRESSED[key]
 
 # %% ../nbs/15_stt.ipynb #039f5273
 _ISO639_3 = {'eng': 'en', 'hin': 'hi', 'ben': 'bn', 'tam': 'ta', 'tel': 'te', 'mar': 'mr', 'guj': 'gu', 'kan': 'kn',
@@ -780,7 +820,7 @@ class WhisperStream(AudioStream):
             previous = [tokenizer.sot_prev, *self._previous[-(whisper.max_length // 2 - 1):]] if self._previous else []
             out = whisper.model.generate(encoded, [[*previous, *tokenizer.sot_sequence, tokenizer.no_timestamps, *prefix]],
                                          beam_size=self.beam_size, max_length=min(224, len(prefix) + int(10 + 25 * len(samples) / SAMPLE_RATE)),
-                                         suppress_blank=True, suppress_tokens=[-1], return_scores=True, return_no_speech_prob=True)[0]
+                                         suppress_blank=True, suppress_tokens=self.transcriber.suppressed(whisper, self.lang), return_scores=True, return_no_speech_prob=True)[0]
         said = [t for t in out.sequences_ids[0] if t < tokenizer.eot]
         tokens = _unrepeated(said, keep=len(prefix))
         no_speech = out.no_speech_prob > self.transcriber.NO_SPEECH_PROB and (float(out.scores[0]) if out.scores else 0.0) < self.transcriber.LOW_LOGPROB
