@@ -126,9 +126,10 @@ class Abstainer:
     def check(self, confidence:Mapping, query:str, lang:str, heard:bool=False) -> Verdict:
         "`no_context` below the asker language's threshold (`heard`: the question's words came from speech); passed unjudged (`facts['judged']` False) when the search lacks the rule's evidence."
         if missing := self.missing(confidence): return Verdict(True, facts={'name': self.name, 'rule': self.rule, 'judged': False, 'missing': missing})
+        heard = heard and lang in self.heard                     # judged by a heard threshold only where there is one
         score, threshold = self.score(confidence, query), self.threshold_for(lang, heard)
         facts = {'name': self.name, 'rule': self.rule, 'judged': True, 'score': round(score, 4), 'threshold': round(threshold, 4),
-                 **({'heard': True} if heard and lang in self.heard else {})}
+                 **({'heard': True} if heard else {})}
         if score < threshold: return Verdict(False, 'no_context', 'The best passage does not match the question well enough.', facts)
         return Verdict(True, facts=facts)
 
