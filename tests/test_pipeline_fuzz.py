@@ -62,3 +62,25 @@ def test_any_text_gives_a_result(pipeline, text, lang, langs):
 def test_non_text_is_an_error_state_not_a_crash(pipeline, bad):
     r = pipeline.ask(bad)
     assert r.state == State.error and r.meta['error'] == 'TypeError'
+
+class _Heard:
+    "A transcriber that heard `text` as Hindi."
+    def __init__(self, text): self.text = text
+    def transcribe(self, audio, lang=None):
+        from types import SimpleNamespace
+        return SimpleNamespace(text=self.text, lang='hi', provider='fuzz')
+
+@pytest.fixture(scope='session')
+def by_sound(small_pipeline):
+    "The plain pipeline with the reader, and an abstainer whose heard threshold (0: every margin passes) sends Hindi heard from speech to the sound search."
+    return Pipeline(small_pipeline.retriever, abstainer=Abstainer('top_score', {'en': 0.0, 'hi': 0.0}, heard={'hi': 0.0}),
+                    reader=Reader(), answerability=Answerability.load())
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(questions, st.text(alphabet='abcdefghijklmnopqrstuvwxyz ', max_size=120)), lang=st.sampled_from([None, 'hi']),
+       langs=st.sampled_from([None, ['hi'], ['en']]))
+def test_any_hindi_transcript_gives_a_result(by_sound, text, lang, langs):
+    "Whatever a recogniser writes for Hindi speech, the sound search path ends in a state, with a cited span when it answers."
+    result = by_sound.ask_audio(b'RIFF', _Heard(text), lang=lang, langs=langs)
+    _check(by_sound, result)
+    assert result.meta.get('searched_by') != 'sound' or langs != ['en']

@@ -91,7 +91,8 @@ class Abstainer:
     thresholds: dict                       # asker language -> threshold on the rule's score; 'default' = strictest
     model: LogisticAbstainer|None = None
     meta: dict = field(default_factory=dict)
-    heard: dict = field(default_factory=dict)   # asker language -> threshold for a question heard from speech (`load_heard`)
+    heard: dict = field(default_factory=dict)   # asker language -> least sound margin of a question heard from speech (`load_heard`)
+    heard_by: str|None = None                   # the recogniser (a transcript's provider) `heard` was fitted on; None: any
 
     def __post_init__(self):
         if self.rule not in RULES: raise DataError(f'unknown abstention rule {self.rule!r}; use one of {RULES}', field='rule')
@@ -113,9 +114,8 @@ class Abstainer:
         x = evidence_features(confidence, query, self.features)
         return float(x[0]) if self.rule == 'top_score' else float(self.model.probability(x)[0])
 
-    def threshold_for(self, lang:str, heard:bool=False) -> float:
-        "The asker language's threshold; for a question heard from speech, the one fitted on transcripts where there is one."
-        if heard and lang in self.heard: return self.heard[lang]
+    def threshold_for(self, lang:str) -> float:
+        "The asker language's threshold."
         return self.thresholds.get(lang, self.thresholds['default'])
 
     @property
@@ -123,13 +123,17 @@ class Abstainer:
         "Which abstainer this is, as `Result.meta` names it: its file's `name` (e.g. 'portable'), else the index it was fitted for."
         return str(self.meta.get('name') or self.meta.get('index') or 'unnamed')
 
-    def check(self, confidence:Mapping, query:str, lang:str, heard:bool=False) -> Verdict:
-        "`no_context` below the asker language's threshold (`heard`: the question's words came from speech); passed unjudged (`facts['judged']` False) when the search lacks the rule's evidence."
+    def check(self, confidence:Mapping, query:str, lang:str) -> Verdict:
+        "`no_context` below the asker language's threshold; passed unjudged (`facts['judged']` False) when the search lacks the rule's evidence."
         if missing := self.missing(confidence): return Verdict(True, facts={'name': self.name, 'rule': self.rule, 'judged': False, 'missing': missing})
-        heard = heard and lang in self.heard                     # judged by a heard threshold only where there is one
-        score, threshold = self.score(confidence, query), self.threshold_for(lang, heard)
-        facts = {'name': self.name, 'rule': self.rule, 'judged': True, 'score': round(score, 4), 'threshold': round(threshold, 4),
-                 **({'heard': True} if heard else {})}
+        return self._judged(self.rule, self.score(confidence, query), self.threshold_for(lang))
+
+    def check_heard(self, margin:float, lang:str) -> Verdict:
+        "A question heard from speech, searched by sound: `no_context` when its `margin` (best sound cosine minus the second) is below `lang`'s heard threshold."
+        return self._judged('sound_margin', margin, self.heard[lang], heard=True)
+
+    def _judged(self, rule:str, score:float, threshold:float, **facts) -> Verdict:
+        facts = {'name': self.name, 'rule': rule, 'judged': True, 'score': round(score, 4), 'threshold': round(threshold, 4), **facts}
         if score < threshold: return Verdict(False, 'no_context', 'The best passage does not match the question well enough.', facts)
         return Verdict(True, facts=facts)
 
@@ -153,24 +157,24 @@ class Abstainer:
         except (KeyError, TypeError, ValueError) as e: raise DataError(f'malformed abstention file: {e}', path=path) from None
 
 # %% ../nbs/12a_abstain.ipynb #c1a2b3d2
-HEARD_FORMAT = 'voicerag.heard/1'
+HEARD_FORMAT = 'voicerag.heard/2'          # /2: the least sound margin (/1 held a threshold of the typed score)
 
 def abstainer_digest(abstainer:Abstainer) -> str:
     "The first 16 hex digits of the SHA-256 of an abstainer's file contents (heard thresholds are not in it): which fit a heard file belongs to."
     return hashlib.sha256(json.dumps(abstainer.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
-def save_heard(abstainer:Abstainer, thresholds:Mapping[str, float], meta:Mapping, path) -> Path:
-    "Write heard thresholds fitted on top of `abstainer` to `path`, atomically."
-    return atomic_write_json(path, {'format': HEARD_FORMAT, 'abstainer': abstainer_digest(abstainer),
+def save_heard(abstainer:Abstainer, thresholds:Mapping[str, float], provider:str, meta:Mapping, path) -> Path:
+    "Write heard thresholds (least sound margins) fitted alongside `abstainer` on transcripts of the recogniser `provider` to `path`, atomically."
+    return atomic_write_json(path, {'format': HEARD_FORMAT, 'abstainer': abstainer_digest(abstainer), 'provider': provider,
                                     'thresholds': {k: float(v) for k, v in thresholds.items()}, 'meta': dict(meta)})
 
 def load_heard(abstainer:Abstainer, path) -> Abstainer:
-    "`abstainer` with the heard thresholds of the file at `path` when they were fitted for it (else unchanged); a damaged file is a `DataError`."
+    "`abstainer` with the heard thresholds of the file at `path`, and the recogniser they were fitted on, when they were fitted for it (else unchanged); a damaged file is a `DataError`."
     path = Path(path)
     if not path.exists(): return abstainer
     try: obj = json.loads(path.read_text(encoding='utf-8'))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e: raise DataError(f'cannot read heard thresholds: {e}', path=path) from None
-    if not isinstance(obj, dict) or obj.get('format') != HEARD_FORMAT or not isinstance(obj.get('thresholds'), dict):
+    if not isinstance(obj, dict) or obj.get('format') != HEARD_FORMAT or not isinstance(obj.get('thresholds'), dict) or not isinstance(obj.get('provider'), str):
         raise DataError(f'not a heard-thresholds file (expected format {HEARD_FORMAT!r})', path=path, field='format')
-    if obj.get('abstainer') == abstainer_digest(abstainer): abstainer.heard = {k: float(v) for k, v in obj['thresholds'].items()}
+    if obj.get('abstainer') == abstainer_digest(abstainer): abstainer.heard, abstainer.heard_by = {k: float(v) for k, v in obj['thresholds'].items()}, obj['provider']
     return abstainer

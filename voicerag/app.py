@@ -311,9 +311,10 @@ class VoiceApp(widgets.VBox):
 WARM_UP_QUESTION = 'voicerag warm-up: which passage holds the answer to this sentence?'
 
 def warm_up(pipeline, transcriber):
-    "Load the models a question needs (the query encoder; a local Whisper model) before the first question."
+    "Load the models a question needs (the query encoder; a local Whisper model; the sound index of questions heard as Hindi) before the first question."
     from voicerag.stt import WhisperTranscriber, load_whisper
     pipeline.ask(WARM_UP_QUESTION)          # a question nobody asks, so the query cache holds no real one
+    if pipeline.abstainer is not None and pipeline.abstainer.heard: pipeline.sound_search(WARM_UP_QUESTION)
     if isinstance(transcriber, WhisperTranscriber):
         load_whisper(transcriber.model, transcriber.device, transcriber.compute_type, transcriber.cpu_threads, transcriber.cache_dir)
 

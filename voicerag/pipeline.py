@@ -6,11 +6,11 @@
 from __future__ import annotations
 import logging, time, uuid
 from dataclasses import dataclass, field
-from .core import Answer, Citation, Config, Result, StageTimer, State, VoiceragError
+from .core import Answer, Citation, Config, Hit, Result, StageTimer, State, VoiceragError
 from .text import dominant_script
 from .router import romanized_hindi
-from .romanized import hindi_transliterator, romanize
-from .index import derived
+from .romanized import hindi_sound_index, hindi_transliterator, romanize
+from .index import Search, derived
 from .guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval
 from .extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
 from .answerability import answer_features, context_of
@@ -124,25 +124,64 @@ class Pipeline:
         _log.info('request %s %s %s %.1f ms', rid, kind, record['state'], total_ms, extra={'voicerag': record})
         return result
 
-    def _ask_text(self, text:str, lang:str|None, langs, heard_hindi:bool=False) -> Result:
-        "`ask` without the log record: `ask_audio` logs its request once, as audio (`heard_hindi`: the transcript's language is Hindi)."
+    def _ask_text(self, text:str, lang:str|None, langs, heard_hindi:bool=False, heard_by:str|None=None) -> Result:
+        "`ask` without the log record: `ask_audio` logs its request once, as audio (`heard_hindi`: the transcript's language is Hindi; `heard_by`: its recogniser)."
         timer, asker = StageTimer(), asker_language(text, lang)
         try:
             if not isinstance(text, str): raise TypeError(f'a question must be text, got {type(text).__name__}')
+            if heard_hindi and self._hears_by_sound(langs, heard_by): return self._ask_heard(text, timer)
             if asker == 'hi' and dominant_script(text) == 'latin' and (heard_hindi or romanized_hindi(text)):
-                return self._ask_latin_hindi(text, langs, timer, heard_hindi)
-            return self._ask(text, asker, langs, timer, heard_hindi)
+                return self._ask_latin_hindi(text, langs, timer)
+            return self._ask(text, asker, langs, timer)
         except Exception as e:                 # the contract: nothing escapes; details go to meta, never to the answer
             return self._finish(State.error, asker, timer, meta={'error': type(e).__name__, 'detail': str(e)[:500]})
 
-    def _ask_latin_hindi(self, text:str, langs, timer:StageTimer, heard:bool=False) -> Result:
+    def _ask_latin_hindi(self, text:str, langs, timer:StageTimer) -> Result:
         "Hindi typed (or heard) in Latin letters: asked by its Devanagari reading (`romanized.Transliterator` over the index's Hindi words), answered in Hindi."
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
         if not verdict: return self._finish(State.refused_guardrail, 'hi', timer, verdict=verdict)
-        with timer('transliterate'): query = derived(self.retriever.index, 'hindi_transliterator', hindi_transliterator)(text)
-        result = self._ask(query, 'hi', langs, timer, heard)
+        with timer('transliterate'): query = self._reading(text)
+        return self._romanized(self._ask(query, 'hi', langs, timer), query)
+
+    def _reading(self, text:str) -> str:
+        "`text` with its Latin words read as the index's Hindi words (`romanized.Transliterator`, built once per index); Devanagari as it is."
+        return derived(self.retriever.index, 'hindi_transliterator', hindi_transliterator)(text)
+
+    def _romanized(self, result:Result, query:str) -> Result:
+        "`result` of a question read in Devanagari: the reading, and the answer in Latin letters as a reading aid, in meta."
         result.meta.update(romanized=True, devanagari_query=query, **({'answer_latin': romanize(result.answer)} if result.answer else {}))
         return result
+
+    def _hears_by_sound(self, langs, heard_by:str|None) -> bool:
+        "Whether a question heard as Hindi by the recogniser `heard_by` is searched by sound: the abstainer has a heard threshold for Hindi, fitted on that recogniser, and Hindi passages may answer."
+        a = self.abstainer
+        return a is not None and 'hi' in a.heard and a.heard_by in (None, heard_by) and (langs is None or 'hi' in langs)
+
+    def _ask_heard(self, text:str, timer:StageTimer) -> Result:
+        "A question heard as Hindi: the Hindi passages searched by how it sounds (`romanized.SoundIndex`), judged by the sound margin (`Abstainer.check_heard`), answered with its Devanagari reading as the question."
+        with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
+        if not verdict: return self._finish(State.refused_guardrail, 'hi', timer, verdict=verdict)
+        with timer('transliterate'): query = self._reading(text)
+        with timer('search'): hits, confidence = self.sound_search(text)
+        with timer('guard_post'):
+            verdict = self.abstainer.check_heard(confidence['sound_margin'], 'hi') if hits else \
+                      Verdict(False, 'no_context', 'Nothing in the question sounds like a passage.', {'rule': 'sound_margin', 'judged': False})
+        meta = {'abstainer': verdict.facts, 'searched_by': 'sound'}
+        if verdict:
+            with timer('encode'): qvec = self.retriever.encoder.encode_queries([query])[0]
+            result = self._respond(query, 'hi', Search(hits, {}, qvec, confidence, {}), timer, meta)
+        else: result = self._fallback(query, 'hi', timer, confidence, verdict, meta)
+        return self._romanized(result, query) if dominant_script(text) == 'latin' else result
+
+    def sound_search(self, text:str) -> tuple[list[Hit], dict]:
+        """The `k` Hindi passages that sound most like `text` (`romanized.SoundIndex`, built once per index) as hits, each naming its
+        passage's first chunk (a sound match is one of the whole passage); and the evidence: the best cosine and its margin over the second."""
+        index = self.retriever.index
+        found = derived(index, 'hindi_sound_index', hindi_sound_index).search(text, self.k)
+        first = derived(index, 'first_chunk_of_passage', lambda ix: {c.passage_id: c.id for c in reversed(ix.chunks)})
+        hits = [Hit(index.passages[pid].doc_id, pid, first[pid], score, rank, {'sound': score, 'lang': 'hi'}) for rank, (pid, score) in enumerate(found, 1)]
+        scores = [h.score for h in hits] + [0.0, 0.0]
+        return hits, {'sound_top': scores[0], 'sound_margin': scores[0] - scores[1]}
 
     def _finish(self, state:State, lang:str, timer:StageTimer, answer:Answer|None=None, verdict:Verdict|None=None,
                 confidence:dict|None=None, meta:dict|None=None, message:str|None=None) -> Result:
@@ -158,19 +197,23 @@ class Pipeline:
                       grounded, lang, dict(confidence or {}), timings, meta,
                       answer.context_text if shown and answer.context else None, answer.context if shown else None)
 
-    def _ask(self, text:str, lang:str, langs, timer:StageTimer, heard:bool=False) -> Result:
-        "Search, judge, answer and check `text` in `lang` (`heard`: its words came from speech, which the abstainer judges by its heard threshold)."
+    def _ask(self, text:str, lang:str, langs, timer:StageTimer) -> Result:
+        "Search, judge, answer and check `text` in `lang`."
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
         if not verdict: return self._finish(State.refused_guardrail, lang, timer, verdict=verdict)
         search = self.retriever.search(text, k=self.k, langs=langs)
         timer.ms.update(search.timings)
         with timer('guard_post'):
             verdict = check_retrieval(search.confidence, self.thresholds, lang)
-            if verdict and self.abstainer is not None: verdict = self.abstainer.check(search.confidence, text, lang, heard=heard)
+            if verdict and self.abstainer is not None: verdict = self.abstainer.check(search.confidence, text, lang)
         abstained = {'abstainer': verdict.facts if self.abstainer is not None else {'rule': 'floor'}}     # which rule judged, if any
         if not verdict:
             if verdict.reason == 'no_context': return self._fallback(text, lang, timer, search.confidence, verdict, abstained)
             return self._finish(verdict.state, lang, timer, verdict=verdict, confidence=search.confidence, meta=abstained)
+        return self._respond(text, lang, search, timer, abstained)
+
+    def _respond(self, text:str, lang:str, search, timer:StageTimer, abstained:dict) -> Result:
+        "Answer `text` from a search the abstainer let through, then judge and check the answer (`abstained`: the verdict's facts, for meta)."
         try: answer = self._answer(text, lang, search, timer)
         except GenerationError as e: return self._generation_failed(e, lang, timer, search.confidence)
         if isinstance(answer, Unanswerable) or answer is None:
@@ -258,7 +301,7 @@ class Pipeline:
         stt_ms = (time.perf_counter() - t0) * 1e3
         heard = lang or getattr(transcript, 'lang', None)
         if lang is None and romanized_hindi(transcript.text): heard = 'hi'     # the recogniser's language guess yields to the words it wrote
-        result = self._ask_text(transcript.text, heard, langs, heard_hindi=heard == 'hi')
+        result = self._ask_text(transcript.text, heard, langs, heard_hindi=heard == 'hi', heard_by=getattr(transcript, 'provider', None))
         result.timings = {'stt': stt_ms, **result.timings}
         result.meta.update(transcript=transcript.text, stt_lang=getattr(transcript, 'lang', None),
                            stt_provider=getattr(transcript, 'provider', None))

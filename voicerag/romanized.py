@@ -6,13 +6,15 @@
 from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-import re
-import regex
+from functools import lru_cache
+import math, re
+import numpy as np, regex
 from .text import normalize, tokenize
 
 # %% auto #0
-__all__ = ['HINDI_WORDS', 'ENGLISH_LOOKALIKES', 'HINDI_MARKERS', 'ENGLISH_MARKERS', 'ENGLISH_RATIO', 'romanize_word', 'skeleton',
-           'trigrams', 'word_shares', 'Transliterator', 'hindi_transliterator', 'romanize']
+__all__ = ['HINDI_WORDS', 'ENGLISH_LOOKALIKES', 'HINDI_MARKERS', 'ENGLISH_MARKERS', 'ENGLISH_RATIO', 'SOUND_NGRAMS',
+           'romanize_word', 'skeleton', 'trigrams', 'word_shares', 'Transliterator', 'hindi_transliterator', 'romanize',
+           'sound_key', 'sound_grams', 'SoundIndex', 'hindi_sound_index']
 
 # %% ../nbs/08a_romanized.ipynb #1b4ed519
 _CONSONANTS = dict(zip('कखगघङचछजझञटठडढणतथदधनपफबभमयरलवशषसहळ',
@@ -171,3 +173,69 @@ _DEVANAGARI_RUN = regex.compile(r'[\u0900-\u0963\u0966-\u097f]+')
 def romanize(text:str) -> str:
     "`text` with each Devanagari word in Latin letters (`romanize_word`); everything else as it is."
     return _DEVANAGARI_RUN.sub(lambda m: romanize_word(m.group()), text)
+
+# %% ../nbs/08a_romanized.ipynb #5e1f0a22
+SOUND_NGRAMS = (3, 5)       # the n-gram lengths of `SoundIndex`
+_word_skeleton = lru_cache(maxsize=1 << 16)(skeleton)     # a corpus repeats its words: each one's skeleton made once
+
+def sound_key(text:str) -> str:
+    "What `text` sounds like, as one string: its words in Latin letters (`romanize`), each reduced to its `skeleton`, run together without spaces."
+    return ''.join(_word_skeleton(w) for w in _LATIN_RUN.findall(romanize(normalize(text)).lower()))
+
+def sound_grams(key:str) -> Counter:
+    "The character n-grams of `key` (`SOUND_NGRAMS` lengths), counted."
+    lo, hi = SOUND_NGRAMS
+    return Counter(key[i:i + n] for n in range(lo, hi + 1) for i in range(len(key) - n + 1))
+
+def _tfidf(grams:Counter, vocab:dict, idf:list) -> dict:
+    "Sublinear TF-IDF weights of the n-grams `vocab` knows, by column, scaled to unit length."
+    weights = {}
+    for g, n in grams.items():
+        if (col := vocab.get(g)) is not None: weights[col] = (1 + math.log(n)) * idf[col]
+    norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
+    return {col: w / norm for col, w in weights.items()}
+
+@dataclass
+class SoundIndex:
+    "Passages searched by how they sound: the cosine of TF-IDF vectors of the character n-grams of their `sound_key`s (one sparse column per n-gram)."
+    ids: list               # passage ids, by row
+    vocab: dict             # n-gram -> its column
+    idf: list               # column -> inverse document frequency (smoothed)
+    indptr: np.ndarray      # column c holds rows[indptr[c]:indptr[c + 1]], with their unit-length TF-IDF weights
+    rows: np.ndarray
+    weights: np.ndarray
+
+    @classmethod
+    def from_texts(cls, ids, texts) -> 'SoundIndex':
+        "The index of `texts` (Hindi passages), their rows named by `ids`."
+        docs = [sound_grams(sound_key(t)) for t in texts]
+        df = Counter(g for d in docs for g in d)
+        vocab = {g: col for col, g in enumerate(df)}
+        idf = [math.log((1 + len(docs)) / (1 + n)) + 1 for n in df.values()]
+        cols, rows, weights = [], [], []
+        for row, d in enumerate(docs):
+            w = _tfidf(d, vocab, idf)
+            cols.extend(w); rows.extend([row] * len(w)); weights.extend(w.values())
+        order = np.argsort(np.array(cols, dtype=np.int64), kind='stable')
+        indptr = np.searchsorted(np.array(cols, dtype=np.int64)[order], np.arange(len(vocab) + 1))
+        return cls(list(ids), vocab, idf, indptr, np.array(rows, dtype=np.int32)[order], np.array(weights, dtype=np.float32)[order])
+
+    def scores(self, text:str) -> np.ndarray:
+        "The cosine of `text`'s sound to every row."
+        found = np.zeros(len(self.ids), np.float32)
+        for col, w in _tfidf(sound_grams(sound_key(text)), self.vocab, self.idf).items():
+            a, b = self.indptr[col], self.indptr[col + 1]
+            found[self.rows[a:b]] += w * self.weights[a:b]
+        return found
+
+    def search(self, text:str, k:int=10) -> list[tuple[str, float]]:
+        "The `k` passages that sound most like `text`, best first, as (id, cosine); none for a text without a sound."
+        if not self.ids: return []
+        found = self.scores(text)
+        top = np.argsort(-found, kind='stable')[:k]
+        return [(self.ids[i], float(found[i])) for i in top if found[i] > 0]
+
+def hindi_sound_index(index) -> SoundIndex:
+    "The `SoundIndex` of an index's Hindi passages (anything with `.passages`, a dict of `Passage`)."
+    hindi = [p for p in index.passages.values() if p.lang == 'hi']
+    return SoundIndex.from_texts([p.id for p in hindi], [p.text for p in hindi])

@@ -72,7 +72,7 @@ def _portable_abstainer(retriever, path:Path):
     return abstainer
 
 def heard_path() -> Path:
-    "The thresholds for questions heard from speech, fitted on transcripts on top of the default index's abstainer (`15b_spoken_hindi`)."
+    "The least sound margins of questions heard from speech, fitted on transcripts over the default index, alongside its abstainer (`15b_spoken_hindi`)."
     return package_file('models', 'heard.json')
 
 def load_abstainer(config, retriever, path=None, portable=None):
