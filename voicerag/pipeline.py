@@ -165,7 +165,7 @@ class Pipeline:
         with timer('search'): hits, confidence = self.sound_search(text)
         with timer('guard_post'):
             verdict = self.abstainer.check_heard(confidence['sound_margin'], 'hi') if hits else \
-                      Verdict(False, 'no_context', 'Nothing in the question sounds like a passage.', {'rule': 'sound_margin', 'judged': False})
+                      Verdict(False, 'no_context', 'Nothing in the question sounds like a passage.', {'name': self.abstainer.name, 'rule': 'sound_margin', 'judged': False})
         meta = {'abstainer': verdict.facts, 'searched_by': 'sound'}
         if verdict:
             with timer('encode'): qvec = self.retriever.encoder.encode_queries([query])[0]

@@ -216,8 +216,9 @@ class SoundIndex:
         for row, d in enumerate(docs):
             w = _tfidf(d, vocab, idf)
             cols.extend(w); rows.extend([row] * len(w)); weights.extend(w.values())
-        order = np.argsort(np.array(cols, dtype=np.int64), kind='stable')
-        indptr = np.searchsorted(np.array(cols, dtype=np.int64)[order], np.arange(len(vocab) + 1))
+        cols = np.array(cols, dtype=np.int64)
+        order = np.argsort(cols, kind='stable')
+        indptr = np.searchsorted(cols[order], np.arange(len(vocab) + 1))
         return cls(list(ids), vocab, idf, indptr, np.array(rows, dtype=np.int32)[order], np.array(weights, dtype=np.float32)[order])
 
     def scores(self, text:str) -> np.ndarray:
