@@ -10,16 +10,18 @@ from pathlib import Path
 import numpy as np
 import regex
 from .core import DataError, atomic_write
-from .paths import package_file
-from .data import data_file, load_xquad, read_json, split_dataset, split_groups
+from .paths import data_dir, package_file
+from .data import data_file, iter_jsonl, load_xquad, read_json, split_dataset, split_groups
 from .encoders import E5_PREFIXES, E5TorchEncoder
+from .romanized import skeleton, trigrams
 from .text import sentence_spans
 
 # %% auto #0
 __all__ = ['SITES', 'word_units', 'Encoded', 'ReaderTokens', 'window_around', 'ReaderWeights', 'weights_digest', 'reader_path',
-           'ReaderNet', 'article_splits', 'squad2_splits', 'xquad_examples', 'squad2_examples', 'swapped_examples',
-           'reader_examples', 'training_item', 'reader_loss', 'train_reader', 'fit_adapters', 'Reading', 'Reader',
-           'merged_layers', 'best_span', 'removed_examples']
+           'ReaderNet', 'article_splits', 'squad2_splits', 'xquad_questions', 'xquad_examples', 'squad2_examples',
+           'swapped_examples', 'reader_examples', 'training_item', 'reader_loss', 'train_reader', 'fit_adapters',
+           'Reading', 'Reader', 'merged_layers', 'best_span', 'removed_examples', 'mixed_in', 'typed_examples',
+           'fourth_stage_examples']
 
 # %% ../nbs/13a_reader.ipynb #12f1b409
 def _is_punct(ch:str) -> bool: return unicodedata.category(ch).startswith('P') and ch != '%'
@@ -190,20 +192,27 @@ def _example(question, lang, text, start=None, answer='', source='', qid=''):
     return dict(question=question, lang=lang, text=text, start=start, end=None if start is None else start + len(answer),
                 answer=answer, source=source, id=qid)
 
-def xquad_examples(split:str, langs=('en', 'hi'), seed:int=0) -> list[dict]:
-    "XQuAD questions of `split` against their paragraph (answerable) and, for every second one, against another paragraph of the article."
+def xquad_questions(lang:str) -> dict[str, str]:
+    "XQuAD question id -> the question in `lang`."
+    return {qa['id']: qa['question'] for art in read_json(data_file(f'xquad.{lang}.json'))['data'] for p in art['paragraphs'] for qa in p['qas']}
+
+def xquad_examples(split:str, langs=('en', 'hi'), seed:int=0, read_in:str|None=None) -> list[dict]:
+    """XQuAD questions of `split` against their paragraph (answerable) and, for every second one, against another paragraph of the article;
+    with `read_in`, against the paragraphs (and gold answers) of that language: XQuAD is parallel, so a question has its paragraph in both."""
     rng, splits, out = random.Random(seed), article_splits(), []
     for lang in langs:
-        for art in read_json(data_file(f'xquad.{lang}.json'))['data']:
+        plang, asked = read_in or lang, xquad_questions(lang)
+        tag = f'xquad_{lang}' if plang == lang else f'xquad_{lang}_on_{plang}'
+        for art in read_json(data_file(f'xquad.{plang}.json'))['data']:
             if splits[art['title']] != split: continue
             paras = [p['context'] for p in art['paragraphs']]
             for pi, p in enumerate(art['paragraphs']):
                 for qa in p['qas']:
-                    a = qa['answers'][0]
-                    out.append(_example(qa['question'], lang, p['context'], a['answer_start'], a['text'], f'xquad_{lang}', qa['id']))
+                    a, q = qa['answers'][0], asked[qa['id']]
+                    out.append(_example(q, plang, p['context'], a['answer_start'], a['text'], tag, qa['id']))
                     others = [j for j in range(len(paras)) if j != pi and a['text'] not in paras[j]]
                     if others and rng.random() < 0.5:
-                        out.append(_example(qa['question'], lang, paras[rng.choice(others)], source=f'xquad_{lang}_wrong_paragraph', qid=qa['id']))
+                        out.append(_example(q, plang, paras[rng.choice(others)], source=f'{tag}_wrong_paragraph', qid=qa['id']))
     return out
 
 def squad2_examples(split:str) -> list[dict]:
@@ -417,3 +426,30 @@ def removed_examples(examples:list[dict], seed:int=0, share:float=0.5) -> list[d
         if len(text) < 40 or ex['answer'].strip() in text: continue           # nothing left, or the answer stated elsewhere too
         out.append(_example(ex['question'], ex['lang'], text, source=f"{ex['source']}_removed", qid=ex['id']))
     return out
+
+# %% ../nbs/13a_reader.ipynb #54879719
+def _sounds_alike(a:str, b:str) -> float:
+    "Dice similarity of the character trigrams of two words' skeletons (`romanized.skeleton`)."
+    ta, tb = trigrams(skeleton(a)), trigrams(skeleton(b))
+    return 2 * len(ta & tb) / (len(ta) + len(tb))
+
+def mixed_in(typed:str, english:str, min_similarity:float=0.5) -> str:
+    "`typed` (Hindi in Latin letters) with each word of 4 letters or more that sounds like a word of `english`, its English version, written as that word."
+    words = [w for w in regex.findall(r'[A-Za-z]+', english) if len(w) >= 4]
+    def pick(w:str) -> str:
+        if len(w) < 4 or not words: return w
+        best = max(words, key=lambda e: _sounds_alike(w, e))
+        return best if _sounds_alike(w, best) >= min_similarity else w
+    return ' '.join(pick(w) for w in typed.split())
+
+def typed_examples(split:str, transliterator, seed:int=0) -> list[dict]:
+    "XQuAD Hindi questions of `split` as people type them (`mixed_in` of the romanized set's typed form), read by `transliterator` as the pipeline reads them, against the paragraphs `xquad_examples` gives their originals."
+    typed = {r['key']: r['typed'] for _, r in iter_jsonl(data_dir()/'eval'/'xquad_hi_romanized_v1.jsonl')}
+    english = xquad_questions('en')
+    return [dict(ex, question=transliterator(mixed_in(typed[ex['id']], english[ex['id']])), source=ex['source'].replace('xquad_hi', 'xquad_hi_typed', 1))
+            for ex in xquad_examples(split, langs=('hi',), seed=seed)]
+
+def fourth_stage_examples(transliterator, seed:int=0) -> list[dict]:
+    "The training examples, the typed Hindi questions, and every XQuAD question against its paragraph in the other language (train split)."
+    return (reader_examples('train', seed) + typed_examples('train', transliterator, seed)
+            + xquad_examples('train', ('en',), seed, read_in='hi') + xquad_examples('train', ('hi',), seed, read_in='en'))
