@@ -438,8 +438,9 @@ def mixed_in(typed:str, english:str, min_similarity:float=0.5) -> str:
     words = [w for w in regex.findall(r'[A-Za-z]+', english) if len(w) >= 4]
     def pick(w:str) -> str:
         if len(w) < 4 or not words: return w
-        best = max(words, key=lambda e: _sounds_alike(w, e))
-        return best if _sounds_alike(w, best) >= min_similarity else w
+        scores = [_sounds_alike(w, e) for e in words]
+        i = max(range(len(words)), key=scores.__getitem__)             # the first of the best
+        return words[i] if scores[i] >= min_similarity else w
     return ' '.join(pick(w) for w in typed.split())
 
 def typed_examples(split:str, transliterator, seed:int=0) -> list[dict]:
