@@ -228,7 +228,7 @@ class Config:
     encoder: str = 'e5-torch:dtype=bfloat16'      # see voicerag.encoders.make_encoder
     chunkers: tuple = ('fixed_512_64', 'sentence')  # chunker specs (voicerag.chunkers); the first is primary
     strategy_weights: tuple = (1.0, 1.0)   # weight of each chunker's best-chunk cosine in a document's dense score
-    dense_backend: str = 'auto'            # 'auto' (exact below dense.ANN_MIN_ROWS rows, HNSW above), 'numpy', 'faiss' or 'hnsw'
+    dense_backend: str = 'auto'            # 'auto' (exact below dense.ANN_MIN_ROWS rows, dense.AUTO_ANN above), 'numpy', 'faiss', 'hnsw' or 'ivf'
     dense_weight: float = 0.9              # weight of dense scores when BM25 runs too (chosen in 09_index)
     fusion: str = 'weighted'               # 'weighted' or 'rrf'
     use_bm25: bool = True
