@@ -13,7 +13,7 @@ from .core import DataError, atomic_write
 from .paths import data_dir, package_file
 from .data import data_file, iter_jsonl, load_xquad, read_json, split_dataset, split_groups
 from .encoders import E5_PREFIXES, E5TorchEncoder
-from .romanized import skeleton, trigrams
+from .romanized import sounds_alike
 from .text import sentence_spans
 
 # %% auto #0
@@ -428,17 +428,12 @@ def removed_examples(examples:list[dict], seed:int=0, share:float=0.5) -> list[d
     return out
 
 # %% ../nbs/13a_reader.ipynb #54879719
-def _sounds_alike(a:str, b:str) -> float:
-    "Dice similarity of the character trigrams of two words' skeletons (`romanized.skeleton`)."
-    ta, tb = trigrams(skeleton(a)), trigrams(skeleton(b))
-    return 2 * len(ta & tb) / (len(ta) + len(tb))
-
 def mixed_in(typed:str, english:str, min_similarity:float=0.5) -> str:
     "`typed` (Hindi in Latin letters) with each word of 4 letters or more that sounds like a word of `english`, its English version, written as that word."
     words = [w for w in regex.findall(r'[A-Za-z]+', english) if len(w) >= 4]
     def pick(w:str) -> str:
         if len(w) < 4 or not words: return w
-        scores = [_sounds_alike(w, e) for e in words]
+        scores = [sounds_alike(w, e) for e in words]
         i = max(range(len(words)), key=scores.__getitem__)             # the first of the best
         return words[i] if scores[i] >= min_similarity else w
     return ' '.join(pick(w) for w in typed.split())

@@ -13,8 +13,8 @@ from .text import normalize, tokenize
 
 # %% auto #0
 __all__ = ['HINDI_WORDS', 'ENGLISH_LOOKALIKES', 'HINDI_MARKERS', 'ENGLISH_MARKERS', 'ENGLISH_RATIO', 'SOUND_NGRAMS',
-           'romanize_word', 'skeleton', 'trigrams', 'word_shares', 'Transliterator', 'hindi_transliterator', 'romanize',
-           'sound_key', 'sound_grams', 'SoundIndex', 'hindi_sound_index']
+           'romanize_word', 'skeleton', 'trigrams', 'dice', 'sounds_alike', 'word_shares', 'Transliterator',
+           'hindi_transliterator', 'romanize', 'sound_key', 'sound_grams', 'SoundIndex', 'hindi_sound_index']
 
 # %% ../nbs/08a_romanized.ipynb #1b4ed519
 _CONSONANTS = dict(zip('कखगघङचछजझञटठडढणतथदधनपफबभमयरलवशषसहळ',
@@ -101,6 +101,15 @@ def trigrams(key:str) -> set[str]:
     padded = f'#{key}#'
     return {padded[i:i + 3] for i in range(len(padded) - 2)}
 
+def dice(shared:int, a:int, b:int) -> float:
+    "Dice similarity of two sets from the size of their overlap and their sizes."
+    return 2 * shared / (a + b)
+
+def sounds_alike(a:str, b:str) -> float:
+    "Dice similarity of the character trigrams of two words' skeletons."
+    ta, tb = trigrams(skeleton(a)), trigrams(skeleton(b))
+    return dice(len(ta & tb), len(ta), len(tb))
+
 def word_shares(words) -> dict[str, float]:
     "Each word's share of all the words in `words` (an iterable of words, repeats counted)."
     counts = Counter(words)
@@ -155,7 +164,7 @@ class Transliterator:
         shared = Counter(k for g in grams for k in self.grams.get(g, ()))
         best, score = None, 0.0
         for k, n in shared.items():
-            s = 2 * n / (len(grams) + len(trigrams(k)))
+            s = dice(n, len(grams), len(trigrams(k)))
             if s > score or (s == score and best is not None and k < best): best, score = k, s
         return self.words[best] if best is not None and score >= self.min_similarity else None
 
