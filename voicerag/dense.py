@@ -193,7 +193,7 @@ class HnswBackend:
         return [np.sort(r[r >= 0]) for r in hnsw_search(self.index, queries, min(k, self.n), self.ann['ef_search'])]
 
 def ivf_lists(rows:int) -> int:
-    "How many lists an IVF index over `rows` rows has: the power of two nearest 2·√rows, but no more than leave 39 rows per list to learn each from."
+    "How many lists an IVF index over `rows` rows has: the power of two nearest 2·√rows, but at most one list per 39 rows, so that k-means has rows to learn each from."
     return max(1, min(2 ** round(np.log2(max(1.0, 2 * np.sqrt(rows)))), 2 ** int(np.log2(max(1, rows // 39)))))
 
 IVF_TRAIN_PER_LIST = 128             # the lists and codes are learned from at most this many sampled rows per list
