@@ -16,8 +16,9 @@ __all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'NPROBE_LADDER', 'C
            'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION', 'IVF_TRAIN_PER_LIST', 'ANN_BACKENDS', 'BACKENDS', 'EXACT_BACKENDS',
            'DEFAULT_BACKEND', 'AUTO_ANN', 'DENSE_FORMAT', 'exact_scores', 'score_slack', 'Backend', 'NumpyBackend',
            'FaissBackend', 'release_pages', 'rows_per_block', 'mapped_blocks', 'exact_top', 'recall_at', 'tie_recall',
-           'hnsw_search', 'question_probes', 'calibrate', 'warn_short', 'hnsw_graph', 'HnswBackend', 'ivf_lists',
-           'ivf_index', 'ivf_search', 'best_exact', 'IvfBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
+           'hnsw_search', 'question_probes', 'calibrate', 'warn_short', 'add_in_blocks', 'hnsw_graph', 'HnswBackend',
+           'ivf_lists', 'ivf_index', 'ivf_search', 'best_exact', 'IvfBackend', 'resolve_backend', 'write_npy',
+           'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
@@ -158,21 +159,24 @@ def warn_short(kind:str, rows:int, recall:float, where:str):
 
 HNSW_LINKS, HNSW_EF_CONSTRUCTION = 32, 80
 
+def add_in_blocks(index, vectors:np.ndarray, desc:str, progress:bool=False, block:int|None=None):
+    "`index` with `vectors` added `block` rows at a time (default: `BLOCK_FLOATS` values): a mapped file is read once, not kept (the index holds its own form of the rows)."
+    from tqdm.auto import tqdm
+    block = block or rows_per_block(vectors)
+    for _, part in tqdm(mapped_blocks(vectors, block), total=-(-len(vectors) // block), desc=desc, unit_scale=block, disable=not progress):
+        index.add(np.ascontiguousarray(part))
+    return index
+
 def hnsw_graph(vectors:np.ndarray, progress:bool=False, block:int|None=None):
     """A faiss `IndexHNSWFlat` (inner product, `HNSW_LINKS` links, `HNSW_EF_CONSTRUCTION`) over `vectors`, added `block`
     rows at a time (default: `BLOCK_FLOATS` values). The graph's copy of the rows is sized once, before the first block:
     grown block by block, each growth would briefly hold the old copy and the new one."""
     import faiss
-    from tqdm.auto import tqdm
     graph = faiss.IndexHNSWFlat(vectors.shape[1], HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
     graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
     storage = faiss.downcast_index(graph.storage)
     storage.codes.resize(len(vectors) * storage.code_size); storage.codes.resize(0)    # capacity for every row, then empty (a vector keeps its capacity)
-    block = block or rows_per_block(vectors)
-    for _, part in tqdm(mapped_blocks(vectors, block), total=-(-len(vectors) // block), desc=f'HNSW graph over {len(vectors):,} rows',
-                        unit_scale=block, disable=not progress):
-        graph.add(np.ascontiguousarray(part))          # a mapped file is read once, not kept: the graph holds its own copy
-    return graph
+    return add_in_blocks(graph, vectors, f'HNSW graph over {len(vectors):,} rows', progress, block)
 
 class HnswBackend:
     "Approximate: faiss `IndexHNSWFlat` (inner product), `efSearch` calibrated to recall@10 >= `ANN_TARGET_RECALL` on question-like probes."
@@ -203,17 +207,12 @@ def ivf_index(vectors:np.ndarray, progress:bool=False, block:int|None=None):
     each row kept as 4-bit codes of its residual to its list's centre, one code per dimension (fast-scan PQ: `dim / 2`
     bytes a row, no copy of the rows), added `block` rows at a time (default: `BLOCK_FLOATS` values)."""
     import faiss
-    from tqdm.auto import tqdm
     rows, dim = vectors.shape
     index = faiss.index_factory(dim, f'IVF{ivf_lists(rows)},PQ{dim}x4fs', faiss.METRIC_INNER_PRODUCT)
     index.cp.min_points_per_centroid = index.pq.cp.min_points_per_centroid = 1      # a small index learns from what it has, quietly
     picks = np.sort(np.random.default_rng(0).choice(rows, min(rows, IVF_TRAIN_PER_LIST * index.nlist), replace=False))
     index.train(np.ascontiguousarray(vectors[picks], dtype=np.float32)); release_pages(vectors)
-    block = block or rows_per_block(vectors)
-    for _, part in tqdm(mapped_blocks(vectors, block), total=-(-rows // block), desc=f'IVF index over {rows:,} rows',
-                        unit_scale=block, disable=not progress):
-        index.add(np.ascontiguousarray(part))
-    return index
+    return add_in_blocks(index, vectors, f'IVF index over {rows:,} rows', progress, block)
 
 def ivf_search(index, queries:np.ndarray, k:int, nprobe:int) -> np.ndarray:
     "Row numbers (-1: none) of the `k` best rows per query by their codes, visiting the `nprobe` lists nearest to it."

@@ -201,14 +201,15 @@ def xquad_examples(split:str, langs=('en', 'hi'), seed:int=0, read_in:str|None=N
     with `read_in`, against the paragraphs (and gold answers) of that language: XQuAD is parallel, so a question has its paragraph in both."""
     rng, splits, out = random.Random(seed), article_splits(), []
     for lang in langs:
-        plang, asked = read_in or lang, xquad_questions(lang)
+        plang = read_in or lang
+        asked = xquad_questions(lang) if plang != lang else None       # the question in its own language, when the paragraphs are another's
         tag = f'xquad_{lang}' if plang == lang else f'xquad_{lang}_on_{plang}'
         for art in read_json(data_file(f'xquad.{plang}.json'))['data']:
             if splits[art['title']] != split: continue
             paras = [p['context'] for p in art['paragraphs']]
             for pi, p in enumerate(art['paragraphs']):
                 for qa in p['qas']:
-                    a, q = qa['answers'][0], asked[qa['id']]
+                    a, q = qa['answers'][0], asked[qa['id']] if asked else qa['question']
                     out.append(_example(q, plang, p['context'], a['answer_start'], a['text'], tag, qa['id']))
                     others = [j for j in range(len(paras)) if j != pi and a['text'] not in paras[j]]
                     if others and rng.random() < 0.5:
