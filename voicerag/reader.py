@@ -209,7 +209,7 @@ def xquad_examples(split:str, langs=('en', 'hi'), seed:int=0, read_in:str|None=N
             paras = [p['context'] for p in art['paragraphs']]
             for pi, p in enumerate(art['paragraphs']):
                 for qa in p['qas']:
-                    a, q = qa['answers'][0], asked[qa['id']] if asked else qa['question']
+                    a, q = qa['answers'][0], asked[qa['id']] if asked is not None else qa['question']
                     out.append(_example(q, plang, p['context'], a['answer_start'], a['text'], tag, qa['id']))
                     others = [j for j in range(len(paras)) if j != pi and a['text'] not in paras[j]]
                     if others and rng.random() < 0.5:
