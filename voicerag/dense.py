@@ -12,13 +12,13 @@ from .core import DataError, atomic_write_json
 from .bm25 import Ranking, candidate_rows, check_k, load_array, ranking_from
 
 # %% auto #0
-__all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'NPROBE_LADDER', 'CANDIDATE_LADDER', 'PROBE_MIX', 'BLOCK_FLOATS',
-           'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION', 'IVF_TRAIN_PER_LIST', 'ANN_BACKENDS', 'BACKENDS', 'EXACT_BACKENDS',
-           'DEFAULT_BACKEND', 'AUTO_ANN', 'DENSE_FORMAT', 'exact_scores', 'score_slack', 'Backend', 'NumpyBackend',
-           'FaissBackend', 'release_pages', 'rows_per_block', 'mapped_blocks', 'exact_top', 'recall_at', 'tie_recall',
-           'hnsw_search', 'question_probes', 'calibrate', 'warn_short', 'add_in_blocks', 'hnsw_graph', 'HnswBackend',
-           'ivf_lists', 'ivf_index', 'ivf_search', 'best_exact', 'IvfBackend', 'resolve_backend', 'write_npy',
-           'DenseIndex']
+__all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'IVF_DELTA_LADDER', 'SHORTLIST_LADDER', 'PROBE_MIX',
+           'IVF_PROBE_MIXES', 'BLOCK_FLOATS', 'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION', 'IVF_TRAIN_PER_LIST',
+           'ANN_BACKENDS', 'BACKENDS', 'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'AUTO_ANN', 'DENSE_FORMAT', 'exact_scores',
+           'score_slack', 'Backend', 'NumpyBackend', 'FaissBackend', 'release_pages', 'rows_per_block', 'mapped_blocks',
+           'exact_top', 'recall_at', 'tie_recall', 'hnsw_search', 'question_probes', 'calibrate', 'warn_short',
+           'add_in_blocks', 'hnsw_graph', 'HnswBackend', 'ivf_lists', 'ivf_index', 'list_sizes', 'lists_to_read',
+           'ivf_search', 'best_exact', 'IvfBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
@@ -78,9 +78,11 @@ class FaissBackend:
 ANN_TARGET_RECALL = 0.995            # calibration target for recall@10 on question-like probes (the requirement is 0.99 on questions)
 ANN_MIN_ROWS = 50_000                # 'auto' searches approximately from this many rows on: chosen from the measurement in this notebook
 EF_LADDER = (32, 64, 128, 256, 512, 1024, 2048)
-NPROBE_LADDER = (1/64, 1/32, 1/16, 1/8, 1/4, 1/2, 1)    # shares of an IVF index's lists a search reads: up to all, so calibration can always reach its target
-CANDIDATE_LADDER = (4, 16)           # an IVF search returns k times this many rows by their codes, re-scored exactly
+IVF_DELTA_LADDER = (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.1, 0.15, 2.0)   # an IVF search reads the lists whose centre scores within
+                                     # delta of the question's best centre; 2 reads all (cosines lie in [-1, 1]), so calibration can reach its target
+SHORTLIST_LADDER = (40, 160, 640, 1280, 2560)   # rows an IVF search ranks by their codes and scores exactly, for a top 10
 PROBE_MIX = 4                        # a probe is the normalised sum of this many random rows: as hard as real questions (20_scale)
+IVF_PROBE_MIXES = (PROBE_MIX, 1)     # IVF calibrates on sums of four rows and on rows themselves, and must reach the target on each (20_scale)
 
 def release_pages(array):
     "Let the kernel take back the resident pages of a memory-mapped `array` (or of the map it views; written pages stay in the file): reading or writing a large file block by block then holds one block in RSS, not the file. No-op for arrays in memory."
@@ -142,12 +144,14 @@ def question_probes(vectors:np.ndarray, n:int=500, mix:int=PROBE_MIX, seed:int=0
     release_pages(vectors)
     return np.ascontiguousarray(probe / np.maximum(np.linalg.norm(probe, axis=1, keepdims=True), 1e-30), dtype=np.float32)
 
-def calibrate(search, ladder, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=500, seed:int=0) -> tuple[int, float]:
-    "The first setting of `ladder` at which `search(probe, k, setting)` (rows, best first) has recall@10 (`tie_recall`) >= `target` on `question_probes`, and that recall (the last setting's if none reaches it)."
-    probe, k = question_probes(vectors, probes, seed=seed), min(10, len(vectors))
-    truth = exact_top(vectors, probe, k)
+def calibrate(search, ladder, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=500, seed:int=0, mixes:tuple=(PROBE_MIX,)) -> tuple:
+    """The first setting of `ladder` at which `search(probe, k, setting)` (rows, best first) has recall@10 (`tie_recall`) >= `target`
+    on `question_probes` of each of `mixes` (rows summed per probe), and the lowest of those recalls (the last setting's if none reaches it)."""
+    k = min(10, len(vectors))
+    probe_sets = [question_probes(vectors, probes, mix, seed) for mix in mixes]
+    truths = [exact_top(vectors, probe, k) for probe in probe_sets]
     for setting in ladder:
-        recall = tie_recall(vectors, probe, search(probe, k, setting), k, truth)
+        recall = min(tie_recall(vectors, probe, search(probe, k, setting), k, truth) for probe, truth in zip(probe_sets, truths))
         if recall >= target: break
     return setting, recall
 
@@ -214,10 +218,23 @@ def ivf_index(vectors:np.ndarray, progress:bool=False, block:int|None=None):
     index.train(np.ascontiguousarray(vectors[picks], dtype=np.float32)); release_pages(vectors)
     return add_in_blocks(index, vectors, f'IVF index over {rows:,} rows', progress, block)
 
-def ivf_search(index, queries:np.ndarray, k:int, nprobe:int) -> np.ndarray:
-    "Row numbers (-1: none) of the `k` best rows per query by their codes, visiting the `nprobe` lists nearest to it."
-    import faiss
-    return index.search(queries, k, params=faiss.SearchParametersIVF(nprobe=nprobe))[1]     # per call, like `hnsw_search`
+def list_sizes(index) -> np.ndarray:
+    "How many rows each list of an IVF index holds."
+    return np.array([index.invlists.list_size(i) for i in range(index.nlist)], dtype=np.int64)
+
+def lists_to_read(index, queries:np.ndarray, rows:int, delta:float, sizes:np.ndarray|None=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, the centre scores and lists of an IVF index, best first, with -1 for each list a search skips: it reads the lists
+    whose centre scores within `delta` of the best one, and the next nearest while those hold fewer than `rows` rows (`sizes`: `list_sizes(index)`)."""
+    sizes = list_sizes(index) if sizes is None else sizes
+    scores, lists = index.quantizer.search(queries, index.nlist)                 # every centre, best first
+    held_before = np.cumsum(sizes[lists], axis=1) - sizes[lists]                 # rows in the lists nearer than each
+    return scores, np.where((scores >= scores[:, :1] - delta) | (held_before < rows), lists, -1)
+
+def ivf_search(index, queries:np.ndarray, k:int, delta:float, sizes:np.ndarray|None=None) -> np.ndarray:
+    "Row numbers (-1: none) of the `k` best rows per query by their codes, among the rows of the lists `lists_to_read` picks for `k` rows."
+    scores, lists = lists_to_read(index, queries, k, delta, sizes)
+    index.nprobe = index.nlist                                                   # the width of `lists`, as faiss checks it
+    return index.search_preassigned(queries, k, lists, scores)[1]
 
 def best_exact(vectors:np.ndarray, queries:np.ndarray, found, k:int) -> list[np.ndarray]:
     "Per query, its `k` rows of `found` (-1: none) with the highest canonical scores, best first."
@@ -228,30 +245,32 @@ def best_exact(vectors:np.ndarray, queries:np.ndarray, found, k:int) -> list[np.
     return out
 
 class IvfBackend:
-    "Approximate: faiss IVF with 4-bit codes (`ivf_index`); a search visits a calibrated share of the lists and returns a calibrated multiple of k rows by their codes, which `DenseIndex` scores exactly."
+    "Approximate: faiss IVF with 4-bit codes (`ivf_index`); a search reads the lists whose centre scores within a calibrated `delta` of its best and ranks their rows by the codes; a calibrated shortlist of them is scored exactly by `DenseIndex`."
     name = 'ivf'
 
     def __init__(self, vectors:np.ndarray, index=None, ann:dict|None=None, progress:bool=False):
         self.n, self.vectors = len(vectors), vectors
         self.index = index if index is not None else ivf_index(vectors, progress)
-        self.ann = ann or self._calibrate(vectors)
+        self.sizes = list_sizes(self.index)
+        self.ann = ann if ann and 'delta' in ann else self._calibrate(vectors)     # an index saved with a fixed list count is calibrated anew
 
-    def _calibrate(self, vectors:np.ndarray) -> dict:
-        "The first (lists visited, candidates per row asked) of the ladder, fewer lists first, that reaches the target on probes."
-        lists = self.index.nlist
-        ladder = [(nprobe, c) for nprobe in sorted({max(1, round(share * lists)) for share in NPROBE_LADDER}) for c in CANDIDATE_LADDER]
-        (nprobe, c), recall = calibrate(lambda probe, k, at: best_exact(vectors, probe, self._found(probe, k, *at), k), ladder, vectors)
+    def _calibrate(self, vectors:np.ndarray, mixes:tuple=IVF_PROBE_MIXES) -> dict:
+        "The first (delta, shortlist) of the ladder, fewer lists first, that reaches the target on probes of each of `mixes`, each searched as a question is."
+        ladder = [(delta, shortlist) for delta in IVF_DELTA_LADDER for shortlist in SHORTLIST_LADDER]
+        search = lambda probe, k, at: best_exact(vectors, probe, self._found(probe, k, *at), k)
+        (delta, shortlist), recall = calibrate(search, ladder, vectors, mixes=mixes)
         release_pages(vectors)
-        warn_short('IVF', self.n, recall, f'{nprobe} of {lists} lists, {c} candidates per row asked')
-        return dict(nprobe=nprobe, candidates=c, lists=lists, probe_recall_at_10=recall, kind='ivf')
+        warn_short('IVF', self.n, recall, f'lists within {delta} of the best centre, {shortlist} rows scored exactly')
+        return dict(delta=delta, shortlist=shortlist, lists=self.index.nlist, probe_recall_at_10=recall, kind='ivf')
 
-    def _found(self, queries:np.ndarray, k:int, nprobe:int, candidates:int) -> np.ndarray:
-        return ivf_search(self.index, queries, min(k * candidates, self.n), nprobe)
+    def _found(self, queries:np.ndarray, k:int, delta:float, shortlist:int) -> np.ndarray:
+        "The shortlist by codes: `shortlist` rows, or four per row asked if that is more."
+        return ivf_search(self.index, queries, min(max(shortlist, 4 * k), self.n), delta, self.sizes)
 
     def candidates(self, queries:np.ndarray, k:int, slacks:np.ndarray) -> list[np.ndarray]:
         "The rows found by their codes, narrowed by fast float32 scores to those that can be in their top k (`candidate_rows`)."
         out = []
-        for q, found, slack in zip(queries, self._found(queries, k, self.ann['nprobe'], self.ann['candidates']), slacks):
+        for q, found, slack in zip(queries, self._found(queries, k, self.ann['delta'], self.ann['shortlist']), slacks):
             rows = np.sort(found[found >= 0])
             out.append(rows[candidate_rows(self.vectors[rows] @ q, k, slack)])
         return out
@@ -260,7 +279,7 @@ ANN_BACKENDS = {'hnsw': HnswBackend, 'ivf': IvfBackend}
 BACKENDS = {'numpy': NumpyBackend, 'faiss': FaissBackend, **ANN_BACKENDS}
 EXACT_BACKENDS = ('numpy', 'faiss')
 DEFAULT_BACKEND = 'numpy'    # faiss was never meaningfully faster, up to 200,000 rows: measured at the end of this notebook
-AUTO_ANN = 'hnsw'            # what 'auto' searches with from ANN_MIN_ROWS rows on: chosen in 20_scale
+AUTO_ANN = 'ivf'             # what 'auto' searches with from ANN_MIN_ROWS rows on: chosen in 20_scale
 
 def resolve_backend(backend:str, rows:int) -> str:
     "The backend that searches `rows` rows: 'auto' is `AUTO_ANN` from `ANN_MIN_ROWS` rows on, else numpy; any other name is itself."
