@@ -227,7 +227,8 @@ def lists_to_read(index, queries:np.ndarray, rows:int, delta:float, sizes:np.nda
     whose centre scores within `delta` of the best one, and the next nearest while those hold fewer than `rows` rows (`sizes`: `list_sizes(index)`)."""
     sizes = list_sizes(index) if sizes is None else sizes
     scores, lists = index.quantizer.search(queries, index.nlist)                 # every centre, best first
-    held_before = np.cumsum(sizes[lists], axis=1) - sizes[lists]                 # rows in the lists nearer than each
+    held = sizes[lists]
+    held_before = np.cumsum(held, axis=1) - held                                 # rows in the lists nearer than each
     return scores, np.where((scores >= scores[:, :1] - delta) | (held_before < rows), lists, -1)
 
 def ivf_search(index, queries:np.ndarray, k:int, delta:float, sizes:np.ndarray|None=None) -> np.ndarray:
@@ -263,9 +264,13 @@ class IvfBackend:
         warn_short('IVF', self.n, recall, f'lists within {delta} of the best centre, {shortlist} rows scored exactly')
         return dict(delta=delta, shortlist=shortlist, lists=self.index.nlist, probe_recall_at_10=recall, kind='ivf')
 
+    def shortlist_rows(self, k:int, shortlist:int) -> int:
+        "How many rows a search for `k` ranks by their codes: `shortlist`, or four per row asked if that is more (at most every row)."
+        return min(max(shortlist, 4 * k), self.n)
+
     def _found(self, queries:np.ndarray, k:int, delta:float, shortlist:int) -> np.ndarray:
-        "The shortlist by codes: `shortlist` rows, or four per row asked if that is more."
-        return ivf_search(self.index, queries, min(max(shortlist, 4 * k), self.n), delta, self.sizes)
+        "The shortlist by codes, from the lists `lists_to_read` picks for it."
+        return ivf_search(self.index, queries, self.shortlist_rows(k, shortlist), delta, self.sizes)
 
     def candidates(self, queries:np.ndarray, k:int, slacks:np.ndarray) -> list[np.ndarray]:
         "The rows found by their codes, narrowed by fast float32 scores to those that can be in their top k (`candidate_rows`)."
