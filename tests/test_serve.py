@@ -251,6 +251,7 @@ def test_streamed_question_with_local_whisper(home, tmp_path):
     pcm = (np.clip(samples, -1, 1) * 32767).astype('<i2').tobytes()
     chunks = [pcm[i:i + 8000] for i in range(0, len(pcm), 8000)]          # 250 ms each
     with serving(server_env(home, VOICERAG_STT='whisper'), '--name', 'tiny', tmp=tmp_path) as served:
+        assert httpx.get(served.url + '/v1/ready').json()['audio']            # ready: Whisper is loaded before the first stream opens
         messages = []
         with connect(served.url.replace('http://', 'ws://') + '/v1/ask-stream?lang=en', open_timeout=30) as ws:
             try:

@@ -145,10 +145,10 @@ class Service:
 
 # %% ../nbs/92_serve.ipynb #9ffd1f1e
 def pipeline_loader(config:Config):
-    "What `Service` loads: the served pipeline over the index `config` names, and the configured transcriber (or `Unavailable`, saying why)."
+    "What `Service` loads: the served pipeline over the index `config` names, and the configured transcriber, its model loaded (or `Unavailable`, saying why)."
     def load():
         from voicerag.serving import load_pipeline
-        return load_pipeline(config), transcriber_or_unavailable(config)
+        return load_pipeline(config), transcriber_or_unavailable(config, load=True)
     return load
 
 # %% ../nbs/92_serve.ipynb #d65103ba

@@ -489,9 +489,14 @@ class Unavailable:
     def __init__(self, reason:str): self.reason = reason
     def transcribe(self, audio:bytes, lang:str|None=None): raise VoiceragError(f'speech to text is unavailable: {self.reason}')
 
-def transcriber_or_unavailable(config:Config) -> Transcriber:
-    "The transcriber `config` names, or `Unavailable` with the reason it could not be made: a front end keeps its text path."
-    try: return make_transcriber(config)
+def transcriber_or_unavailable(config:Config, load:bool=False) -> Transcriber:
+    """The transcriber `config` names, or `Unavailable` with the reason it could not be made: a front end keeps its text path.
+    `load`: a local model is loaded now, and one that cannot be is `Unavailable` too (a server does this before it says it is
+    ready, so its first voice question neither waits for the model nor streams without partial transcripts)."""
+    try:
+        transcriber = make_transcriber(config)
+        if load and isinstance(transcriber, WhisperTranscriber): transcriber._whisper()
+        return transcriber
     except Exception as e: return Unavailable(f'{type(e).__name__}: {e}')
 
 # %% ../nbs/15_stt.ipynb #1f7f777e
