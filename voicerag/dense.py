@@ -16,13 +16,14 @@ __all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'IVF_DELTA_LADDER',
            'IVF_PROBE_MIXES', 'BLOCK_FLOATS', 'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION', 'IVF_TRAIN_PER_LIST',
            'ANN_BACKENDS', 'BACKENDS', 'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'AUTO_ANN', 'DENSE_FORMAT', 'exact_scores',
            'score_slack', 'Backend', 'NumpyBackend', 'FaissBackend', 'release_pages', 'rows_per_block', 'mapped_blocks',
-           'exact_top', 'recall_at', 'tie_recall', 'hnsw_search', 'question_probes', 'calibrate', 'warn_short',
-           'add_in_blocks', 'hnsw_graph', 'HnswBackend', 'ivf_lists', 'ivf_index', 'list_sizes', 'lists_to_read',
-           'ivf_search', 'best_exact', 'IvfBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
+           'exact_top', 'recall_at', 'kth_scores', 'tie_recall', 'tie_sets', 'shortlist_recall', 'hnsw_search',
+           'question_probes', 'calibrate', 'warn_short', 'add_in_blocks', 'hnsw_graph', 'HnswBackend', 'ivf_lists',
+           'ivf_index', 'list_sizes', 'lists_to_read', 'ivf_search', 'IvfBackend', 'resolve_backend', 'write_npy',
+           'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
-    "The canonical inner products of each row with `query`: exact float64 products, a pairwise sum per row, one rounding to float32."
+    "The canonical inner products of each row with `query` (one vector, or one per row): exact float64 products, a pairwise sum per row, one rounding to float32."
     return (vectors.astype(np.float64) * query.astype(np.float64)).sum(axis=1).astype(np.float32)
 
 def score_slack(dim:int, query_norm, max_row_norm:float):
@@ -118,17 +119,40 @@ def recall_at(found:np.ndarray, truth:np.ndarray) -> float:
     "Mean over queries of |found ∩ truth| / |truth| by row number (rows of two (queries, k) arrays; -1 in `found` is nothing): right when no two rows tie."
     return float(np.mean([len(set(f.tolist()) & set(t.tolist())) / len(t) for f, t in zip(found, truth)]))
 
+def kth_scores(vectors:np.ndarray, queries:np.ndarray, truth:np.ndarray, k:int) -> np.ndarray:
+    "Per query, the canonical score of the `k`-th best of its exact top rows `truth` (`exact_top`)."
+    kth = np.array([np.sort(exact_scores(vectors[t], q))[::-1][min(k, len(t)) - 1] for q, t in zip(queries, truth)], np.float32)
+    release_pages(vectors)
+    return kth
+
 def tie_recall(vectors:np.ndarray, queries:np.ndarray, found, k:int=10, truth:np.ndarray|None=None) -> float:
     "Recall@k where a returned row counts when its canonical score reaches the exact k-th best: tied rows (duplicates) are interchangeable. `truth`: `exact_top(vectors, queries, k)` if known."
     truth = exact_top(vectors, queries, k) if truth is None else truth
     out = []
-    for i, (q, f, t) in enumerate(zip(queries, found, truth)):
+    for i, (q, f, t, kth) in enumerate(zip(queries, found, truth, kth_scores(vectors, queries, truth, k))):
         f = np.asarray(f); f = f[f >= 0]
-        kth = np.sort(exact_scores(vectors[t], q))[::-1][min(k, len(t)) - 1]
         out.append(min(k, int((exact_scores(vectors[f[:k]], q) >= kth).sum())) / min(k, len(t)))
         if i % 64 == 63: release_pages(vectors)         # scattered reads of a mapped file bring in the pages around each row
     release_pages(vectors)
     return float(np.mean(out))
+
+def tie_sets(vectors:np.ndarray, queries:np.ndarray, k:int, truth:np.ndarray|None=None) -> list[np.ndarray]:
+    """Per query, every row whose canonical score reaches the exact `k`-th best (more than `k` where rows tie), ascending:
+    `tie_recall`'s rows that count, found once. One scan of `vectors` in blocks; a float32 score within its rounding
+    bound (`score_slack`) of the `k`-th best is checked canonically."""
+    truth = exact_top(vectors, queries, k) if truth is None else truth
+    kth, norms, qs, rs = kth_scores(vectors, queries, truth, k), np.linalg.norm(queries, axis=1), [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for start, part in mapped_blocks(vectors, max(k, BLOCK_FLOATS // max(1, len(queries)))):
+        slack = score_slack(vectors.shape[1], norms, float(np.linalg.norm(part, axis=1).max(initial=0.0)))
+        qi, ri = np.nonzero(queries @ part.T >= (kth - slack)[:, None])
+        tied = exact_scores(part[ri], queries[qi]) >= kth[qi]
+        qs.append(qi[tied]); rs.append(start + ri[tied])
+    qi, ri = np.concatenate(qs), np.concatenate(rs)
+    return np.split(ri[np.argsort(qi, kind='stable')], np.cumsum(np.bincount(qi, minlength=len(queries)))[:-1])
+
+def shortlist_recall(found, ties:list[np.ndarray], k:int) -> float:
+    "Recall@k of shortlists (rows per query, in any order, -1: none) once ranked exactly: how many rows of its `tie_sets` each holds, at most `k`, of `k`."
+    return float(np.mean([min(k, int(np.isin(np.asarray(f), t).sum())) / k for f, t in zip(found, ties)]))
 
 def hnsw_search(graph, queries:np.ndarray, k:int, ef:int) -> np.ndarray:
     "Row numbers (-1: none) of the `k` best rows per query found by walking `graph` with `efSearch` `ef`."
@@ -145,13 +169,14 @@ def question_probes(vectors:np.ndarray, n:int=500, mix:int=PROBE_MIX, seed:int=0
     return np.ascontiguousarray(probe / np.maximum(np.linalg.norm(probe, axis=1, keepdims=True), 1e-30), dtype=np.float32)
 
 def calibrate(search, ladder, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=500, seed:int=0, mixes:tuple=(PROBE_MIX,)) -> tuple:
-    """The first setting of `ladder` at which `search(probe, k, setting)` (rows, best first) has recall@10 (`tie_recall`) >= `target`
-    on `question_probes` of each of `mixes` (rows summed per probe), and the lowest of those recalls (the last setting's if none reaches it)."""
+    """The first setting of `ladder` at which the rows `search(probe, k, setting)` finds, once ranked exactly, have recall@10
+    (`shortlist_recall`) >= `target` on `question_probes` of each of `mixes` (rows summed per probe), and the lowest of those
+    recalls (the last setting's if none reaches it). Each probe's tied rows are found once (`tie_sets`), so a setting costs its searches only."""
     k = min(10, len(vectors))
     probe_sets = [question_probes(vectors, probes, mix, seed) for mix in mixes]
-    truths = [exact_top(vectors, probe, k) for probe in probe_sets]
+    ties = [tie_sets(vectors, probe, k) for probe in probe_sets]
     for setting in ladder:
-        recall = min(tie_recall(vectors, probe, search(probe, k, setting), k, truth) for probe, truth in zip(probe_sets, truths))
+        recall = min(shortlist_recall(search(probe, k, setting), tied, k) for probe, tied in zip(probe_sets, ties))
         if recall >= target: break
     return setting, recall
 
@@ -237,14 +262,6 @@ def ivf_search(index, queries:np.ndarray, k:int, delta:float, sizes:np.ndarray|N
     index.nprobe = index.nlist                                                   # the width of `lists`, as faiss checks it
     return index.search_preassigned(queries, k, lists, scores)[1]
 
-def best_exact(vectors:np.ndarray, queries:np.ndarray, found, k:int) -> list[np.ndarray]:
-    "Per query, its `k` rows of `found` (-1: none) with the highest canonical scores, best first."
-    out = []
-    for q, f in zip(queries, found):
-        f = np.asarray(f); f = f[f >= 0]
-        out.append(f[np.argsort(-exact_scores(vectors[f], q), kind='stable')[:k]])
-    return out
-
 class IvfBackend:
     "Approximate: faiss IVF with 4-bit codes (`ivf_index`); a search reads the lists whose centre scores within a calibrated `delta` of its best and ranks their rows by the codes; a calibrated shortlist of them is scored exactly by `DenseIndex`."
     name = 'ivf'
@@ -256,10 +273,9 @@ class IvfBackend:
         self.ann = ann if ann and 'delta' in ann else self._calibrate(vectors)     # an index saved with a fixed list count is calibrated anew
 
     def _calibrate(self, vectors:np.ndarray, mixes:tuple=IVF_PROBE_MIXES) -> dict:
-        "The first (delta, shortlist) of the ladder, fewer lists first, that reaches the target on probes of each of `mixes`, each searched as a question is."
+        "The first (delta, shortlist) of the ladder, fewer lists first, that reaches the target on probes of each of `mixes`, each searched as a question is (its shortlist, which `DenseIndex` ranks exactly)."
         ladder = [(delta, shortlist) for delta in IVF_DELTA_LADDER for shortlist in SHORTLIST_LADDER]
-        search = lambda probe, k, at: best_exact(vectors, probe, self._found(probe, k, *at), k)
-        (delta, shortlist), recall = calibrate(search, ladder, vectors, mixes=mixes)
+        (delta, shortlist), recall = calibrate(lambda probe, k, at: self._found(probe, k, *at), ladder, vectors, mixes=mixes)
         release_pages(vectors)
         warn_short('IVF', self.n, recall, f'lists within {delta} of the best centre, {shortlist} rows scored exactly')
         return dict(delta=delta, shortlist=shortlist, lists=self.index.nlist, probe_recall_at_10=recall, kind='ivf')
