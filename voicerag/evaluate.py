@@ -4,7 +4,7 @@
 
 # %% ../nbs/18_evaluate.ipynb #7bb3a34a
 from __future__ import annotations
-import argparse, json, sys, time
+import argparse, json, sys, time, warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
@@ -27,13 +27,13 @@ from .serving import ensure_index, load_abstainer, served_pipeline
 # %% auto #0
 __all__ = ['RESULTS_FORMAT', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVAL_DIRECTIONS', 'ANSWER_STATES', 'NAN',
            'CORRECT_F1', 'CONFIDENCE_SOURCES', 'CHUNKINGS', 'HEADLINES', 'estimate', 'paired', 'fmt', 'Served',
-           'load_served', 'retrieval_results', 'answer_confidence', 'answer_row', 'count_states', 'summarize_answers',
-           'answer_rows', 'answer_results', 'unanswerable_rows', 'summarize_declines', 'answer_absent_results',
-           'ranking_confidence', 'precision_estimate', 'aurc_estimate', 'selective_summary', 'selective_results',
-           'natural_questions_file', 'summarize_natural', 'natural_results', 'curve_points', 'abstention_results',
-           'latency_results', 'sweep_results', 'answerer_identity', 'evaluate', 'headline', 'drift', 'main',
-           'retrieval_table', 'answers_table', 'declining_table', 'selective_table', 'natural_table',
-           'abstention_table', 'latency_table', 'sweep_table', 'markdown_table', 'plot_cross_lingual',
+           'load_served', 'test_documents_held', 'check_test_documents', 'retrieval_results', 'answer_confidence',
+           'answer_row', 'count_states', 'summarize_answers', 'answer_rows', 'answer_results', 'unanswerable_rows',
+           'summarize_declines', 'answer_absent_results', 'ranking_confidence', 'precision_estimate', 'aurc_estimate',
+           'selective_summary', 'selective_results', 'natural_questions_file', 'summarize_natural', 'natural_results',
+           'curve_points', 'abstention_results', 'latency_results', 'sweep_results', 'answerer_identity', 'evaluate',
+           'headline', 'drift', 'main', 'retrieval_table', 'answers_table', 'declining_table', 'selective_table',
+           'natural_table', 'abstention_table', 'latency_table', 'sweep_table', 'markdown_table', 'plot_cross_lingual',
            'plot_risk_coverage', 'plot_system_risk_coverage', 'plot_latency']
 
 # %% ../nbs/18_evaluate.ipynb #ed58ae91
@@ -71,7 +71,7 @@ class Served:
     def retriever(self): return self.pipeline.retriever
 
 def load_served(config:Config|None=None, progress:bool=True) -> Served:
-    "Load (building it first when missing) the index `config` names, and the pipeline served over it."
+    "Load the index `config` names (the default index is built first when missing; another must exist), and the pipeline served over it."
     config = config or Config()
     ensure_index(config)
     encoder = make_encoder(config.encoder, cache_size=20000)
@@ -80,6 +80,20 @@ def load_served(config:Config|None=None, progress:bool=True) -> Served:
     datasets = load_default()
     test = {name: split_dataset(ds, seed=config.seed)['test'] for name, ds in datasets.items()}
     return Served(config, pipeline, Retriever(index, encoder, config), datasets, test)
+
+def test_documents_held(served:Served) -> float:
+    "The share of the documents the test questions are about (every dataset's test split) that the served index holds."
+    held = {p.doc_id for p in served.retriever.index.passages.values()}
+    gold = {doc for split in served.test.values() for relevant in split.qrels.values() for doc in relevant}
+    return len(gold & held) / len(gold)
+
+def check_test_documents(served:Served):
+    "A `VoiceragError` when the index holds none of the test questions' documents; a warning when it holds only some (the rest count as misses)."
+    share, name = test_documents_held(served), served.config.index_name
+    if not share:
+        raise VoiceragError(f'index {name!r} holds none of the documents the test questions are about (the vendored XQuAD and MSMARCO-XI '
+                            'passages): voicerag-eval measures those questions, so evaluate an index whose corpus includes them')
+    if share < 1: warnings.warn(f'index {name!r} holds {share:.1%} of the documents the test questions are about: questions about the rest count as misses')
 
 # %% ../nbs/18_evaluate.ipynb #05f7f1b6
 RETRIEVAL_METRICS = ('R@1', 'R@5', 'R@10', 'MRR@10')
@@ -368,6 +382,7 @@ def evaluate(config:Config|None=None, fast:bool=False, progress:bool=True) -> di
     t0 = time.perf_counter()
     natural = natural_questions_file()             # checked first: a changed question set stops the run before any work
     served = load_served(config, progress)
+    check_test_documents(served)
     results = {'format': RESULTS_FORMAT, 'command': 'voicerag-eval' + (' --fast' if fast else ''),
                'config': served.config.to_dict(), 'reranker': reranker_fingerprint(served.retriever),
                'abstainer': served.pipeline.abstainer.rule if served.pipeline.abstainer is not None else None,
@@ -409,14 +424,17 @@ def main(argv:list[str]|None=None) -> int:
     "`voicerag-eval`: evaluate the served system on the test split and write the results JSON."
     parser = argparse.ArgumentParser(prog='voicerag-eval', description=main.__doc__)
     parser.add_argument('--config', help='a TOML file with a [voicerag] table (VOICERAG_* variables override it)')
+    parser.add_argument('--name', help='the index to evaluate (default: the configured index_name, "default"); it must hold the vendored passages')
     parser.add_argument('--fast', action='store_true', help='without abstention, latency, the sweep and the routed retrieval baseline (what the CI drift test runs)')
-    parser.add_argument('--out', help='where to write the results (default: nbs/eval_results.json in a checkout, '
-                        'else eval_results.json in the data home; with --fast, nowhere)')
+    parser.add_argument('--out', help='where to write the results (default: nbs/eval_results.json in a checkout, else eval_results.json '
+                        'in the data home; eval_results_NAME.json in the data home for another index; with --fast, nowhere)')
     parser.add_argument('--check', metavar='FILE', help='compare the headline metrics with a committed results file')
     args = parser.parse_args(argv)
     try:
-        results = evaluate(Config.load(args.config), fast=args.fast)
-        out = args.out or (None if args.fast else results_path())
+        config = Config.load(args.config)
+        config = replace(config, index_name=args.name) if args.name else config
+        results = evaluate(config, fast=args.fast)
+        out = args.out or (None if args.fast else results_path(config.index_name))
         if out: print(f'wrote {atomic_write_json(out, results)}')
         for path in HEADLINES:
             if (e := headline(results, path)) is not None: print(f'{" / ".join(path):45s} {fmt(e)}')
