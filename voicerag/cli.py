@@ -4,10 +4,9 @@
 
 # %% ../nbs/19_cli.ipynb #7e2a9e0a
 from __future__ import annotations
-import argparse, json, logging, os, signal, socket, subprocess, sys, time
-from dataclasses import replace
+import json, logging, os, signal, socket, subprocess, sys, time
 from pathlib import Path
-from .core import Config, Result, VoiceragError, answer_in_context
+from .core import Config, Result, VoiceragError, answer_in_context, config_from, config_parser
 from .data import load_default, describe
 from .paths import data_dir
 
@@ -62,17 +61,7 @@ def run_main(main, **logging_defaults) -> int:
         print(f'voicerag: {e}', file=sys.stderr)
         return 2
 
-def _config_parser(prog:str, description:str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    parser.add_argument('--config', help='a TOML file with a [voicerag] table (VOICERAG_* variables override it)')
-    return parser
 
-def _name_argument(parser:argparse.ArgumentParser, what:str):
-    parser.add_argument('--name', help=f'the index {what} (default: the configured index_name, "default")')
-
-def _named(config:Config, name:str|None) -> Config:
-    "`config` with `index_name` set to `name`, when one is given."
-    return replace(config, index_name=name) if name else config
 
 # %% ../nbs/19_cli.ipynb #0f91156e
 COLUMN_FLAGS = {'id': 'id', 'text': 'text', 'lang': 'lang', 'title': 'title', 'doc': 'doc_id'}   # --FLAG-col -> passage field
@@ -91,11 +80,10 @@ def build_sharded(corpus, config:Config, folder:Path, engine:str='stream', fresh
 
 def build(argv:list[str]|None=None) -> int:
     "`voicerag-build`: index the vendored corpus, or `--corpus SRC` under `--name NAME`, with the configured encoder and chunkers."
-    parser = _config_parser('voicerag-build', build.__doc__)
+    parser = config_parser('voicerag-build', build.__doc__, 'to build; a --corpus needs a name other than "default"')
     parser.add_argument('--if-missing', action='store_true', help='build only when the index is not there yet (make serve)')
     parser.add_argument('--corpus', metavar='SRC', help='a folder of .txt/.md/.html/.pdf files, a .jsonl/.csv/.tsv/.parquet table, '
                         'or msmarco-xi:LANG[:SPLIT] (default: the vendored corpus)')
-    _name_argument(parser, 'to build; a --corpus needs a name other than "default"')
     for flag, field in COLUMN_FLAGS.items():
         parser.add_argument(f'--{flag}-col', metavar='COLUMN', help=f"the table's column of the passage {field} (default: {field})")
     parser.add_argument('--lang', help="every passage's language (default: the lang column, else the passage's script: hi for Devanagari, else en)")
@@ -115,7 +103,7 @@ def build(argv:list[str]|None=None) -> int:
         from voicerag.serving import build_default_index, build_named_index, default_index_path, named_index_path
         from voicerag.data import default_corpus
         logging.getLogger('pypdf').setLevel(logging.ERROR)     # its warnings on a damaged PDF: the DataError that follows says it in one line
-        config = _named(Config.load(args.config), args.name)
+        config = config_from(args)
         if args.if_missing and (index_path(config)/'manifest.json').exists():
             print(f'index {config.index_name!r} is there already: {index_path(config)}')
             return
@@ -163,15 +151,14 @@ def format_result(result:Result, passages:dict|None=None, bold:bool=False) -> st
 
 def ask(argv:list[str]|None=None) -> int:
     "`voicerag-ask`: answer one question over the default index (or `--name NAME`)."
-    parser = _config_parser('voicerag-ask', ask.__doc__)
+    parser = config_parser('voicerag-ask', ask.__doc__, 'to ask')
     parser.add_argument('question')
-    _name_argument(parser, 'to ask')
     parser.add_argument('--lang', choices=['en', 'hi'], help="the asker's language (default: from the question's script)")
     parser.add_argument('--json', action='store_true', help='print the Result as JSON')
     args = parser.parse_args(argv)
     def main():
         from voicerag.serving import load_pipeline
-        pipeline = load_pipeline(_named(Config.load(args.config), args.name))
+        pipeline = load_pipeline(config_from(args))
         result = pipeline.ask(args.question, args.lang)
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) if args.json
               else format_result(result, pipeline.retriever.index.passages, _bold()))
@@ -288,15 +275,14 @@ def stop_tree(process:subprocess.Popen, grace:float=10.0) -> int:
 
 def demo(argv:list[str]|None=None) -> int:
     "`voicerag-demo`: serve the voice app with Voila on 127.0.0.1 (or `--text`: a terminal demo), building what is missing first."
-    parser = _config_parser('voicerag-demo', demo.__doc__)
+    parser = config_parser('voicerag-demo', demo.__doc__, 'to answer from')
     parser.add_argument('--text', action='store_true', help='no browser: describe the data and answer sample questions in the terminal')
     parser.add_argument('--port', type=int, help='the port to serve on (default: a free one)')
-    _name_argument(parser, 'to answer from')
     args = parser.parse_args(argv)
     status = 0
     def main():
         nonlocal status
-        config = _named(Config.load(args.config), args.name)
+        config = config_from(args)
         if args.text:
             from voicerag.serving import ensure_index
             ensure_index(config)

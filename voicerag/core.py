@@ -4,10 +4,10 @@
 
 # %% ../nbs/00_core.ipynb #90006f34
 from __future__ import annotations
-import json, os, tempfile, threading, time
+import argparse, json, os, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, asdict, fields, is_dataclass
+from dataclasses import dataclass, field, asdict, fields, is_dataclass, replace
 import tomllib
 from enum import Enum
 from pathlib import Path
@@ -15,7 +15,7 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['SEARCH_THREADS', 'VoiceragError', 'DataError', 'Passage', 'Chunk', 'Hit', 'Citation', 'Answer', 'State', 'plain',
            'Result', 'answer_in_context', 'StageTimer', 'search_pool', 'concurrently', 'atomic_write',
-           'atomic_write_json', 'Config']
+           'atomic_write_json', 'Config', 'config_parser', 'config_from']
 
 # %% ../nbs/00_core.ipynb #af712942
 class VoiceragError(Exception):
@@ -278,3 +278,16 @@ def _coerce(key:str, value, source):
             raise ValueError(value)
         return kind(value)
     except (TypeError, ValueError): raise DataError(f'setting {key!r} must be {kind.__name__}, got {value!r}', path=source, field=key) from None
+
+# %% ../nbs/00_core.ipynb #41d86ccd
+def config_parser(prog:str, description:str, index:str|None=None, required:bool=False) -> argparse.ArgumentParser:
+    "A command's parser with `--config` (a TOML file) and, when `index` says what the command does with it, `--name` (the index; `required`, or the configured one)."
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument('--config', help='a TOML file with a [voicerag] table (VOICERAG_* variables override it)')
+    if index: parser.add_argument('--name', required=required, help=f'the index {index}' + ('' if required else ' (default: the configured index_name, "default")'))
+    return parser
+
+def config_from(args:argparse.Namespace) -> Config:
+    "The `Config` a command's parsed `--config` asks for, with `index_name` set to its `--name` when one is given."
+    config = Config.load(args.config)
+    return replace(config, index_name=args.name) if getattr(args, 'name', None) else config

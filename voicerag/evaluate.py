@@ -4,12 +4,12 @@
 
 # %% ../nbs/18_evaluate.ipynb #7bb3a34a
 from __future__ import annotations
-import argparse, json, sys, time, warnings
+import json, sys, time, warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
-from .core import Config, State, VoiceragError, atomic_write_json
+from .core import Config, State, VoiceragError, atomic_write_json, config_from, config_parser
 from .data import (NATURAL_KINDS, NATURAL_QUESTIONS_FILE, content_sha256, data_file, load_default, load_natural_questions,
                            load_squad2_unanswerable, recorded_sha256, split_dataset)
 from .core import DataError
@@ -422,17 +422,14 @@ def drift(committed:dict, fresh:dict, paths=HEADLINES) -> list[str]:
 # %% ../nbs/18_evaluate.ipynb #be16f9f3
 def main(argv:list[str]|None=None) -> int:
     "`voicerag-eval`: evaluate the served system on the test split and write the results JSON."
-    parser = argparse.ArgumentParser(prog='voicerag-eval', description=main.__doc__)
-    parser.add_argument('--config', help='a TOML file with a [voicerag] table (VOICERAG_* variables override it)')
-    parser.add_argument('--name', help='the index to evaluate (default: the configured index_name, "default"); it must hold the vendored passages')
+    parser = config_parser('voicerag-eval', main.__doc__, 'to evaluate, which must hold the vendored passages')
     parser.add_argument('--fast', action='store_true', help='without abstention, latency, the sweep and the routed retrieval baseline (what the CI drift test runs)')
     parser.add_argument('--out', help='where to write the results (default: nbs/eval_results.json in a checkout, else eval_results.json '
                         'in the data home; eval_results_NAME.json in the data home for another index; with --fast, nowhere)')
     parser.add_argument('--check', metavar='FILE', help='compare the headline metrics with a committed results file')
     args = parser.parse_args(argv)
     try:
-        config = Config.load(args.config)
-        config = replace(config, index_name=args.name) if args.name else config
+        config = config_from(args)
         results = evaluate(config, fast=args.fast)
         out = args.out or (None if args.fast else results_path(config.index_name))
         if out: print(f'wrote {atomic_write_json(out, results)}')

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
-from .core import Config, DataError, VoiceragError
+from .core import Config, DataError, VoiceragError, config_from, config_parser
 from .abstain import FEATURES, RERANK_FEATURES, Abstainer, evidence_features, fit_logistic
 from .calibrate import CalibrationError, calibration_index, fit_abstainer, fit_threshold, held_out_articles
 from .data import iter_jsonl, load_xquad, split_groups
@@ -107,16 +107,13 @@ def calibrate_index(config:Config, labelled:Sequence[tuple[str, str, bool]], pro
 # %% ../nbs/11a_portable.ipynb #e1ee9670
 def main(argv:list[str]|None=None) -> int:
     "`voicerag-calibrate`: fit the abstainer of the index `--name NAME` from labelled questions (`--questions FILE`, JSONL)."
-    import argparse
-    parser = argparse.ArgumentParser(prog='voicerag-calibrate', description=main.__doc__)
-    parser.add_argument('--config', help='a TOML file with a [voicerag] table (VOICERAG_* variables override it)')
-    parser.add_argument('--name', required=True, help='the index to calibrate (built with voicerag-build --corpus SRC --name NAME)')
+    parser = config_parser('voicerag-calibrate', main.__doc__, 'to calibrate (built with voicerag-build --corpus SRC --name NAME)', required=True)
     parser.add_argument('--questions', required=True, metavar='FILE',
                         help='JSONL, one {"question": ..., "answerable": true|false, "lang": "en"|"hi" (optional)} per line')
     args = parser.parse_args(argv)
     try:
         labelled = read_labelled(args.questions)
-        saved, abstainer = calibrate_index(replace(Config.load(args.config), index_name=args.name), labelled)
+        saved, abstainer = calibrate_index(config_from(args), labelled)
     except (VoiceragError, OSError) as e:
         print(f'voicerag-calibrate: {e}', file=sys.stderr)
         return 2

@@ -8,9 +8,9 @@ import asyncio, hmac, ipaddress, logging, os, threading, time, uuid
 import orjson
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Literal
-from .core import Config, Result, State, VoiceragError
+from .core import Config, Result, State, VoiceragError, config_from, config_parser
 from .stt import FinishStream, STTError, Unavailable, open_stream, sniff_format, transcriber_or_unavailable
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
@@ -475,11 +475,8 @@ def serve(app, host:str='127.0.0.1', port:int=8000, grace_s:float=30.0):
 
 def main(argv:list[str]|None=None) -> int:
     "`voicerag-serve`: the HTTP API over one shared pipeline (loopback only unless VOICERAG_API_TOKEN is set); logs JSON lines at INFO."
-    import argparse
     from voicerag.cli import run_main
-    parser = argparse.ArgumentParser(prog='voicerag-serve', description=main.__doc__)
-    parser.add_argument('--config', help='a TOML file with a [voicerag] table (VOICERAG_* variables override it)')
-    parser.add_argument('--name', help='the index to serve (default: the configured index_name, "default")')
+    parser = config_parser('voicerag-serve', main.__doc__, 'to serve')
     parser.add_argument('--host', default='127.0.0.1')
     parser.add_argument('--port', type=int, default=8000)
     parser.add_argument('--workers', type=int, default=ServeSettings.workers, help='questions answered at once')
@@ -487,8 +484,7 @@ def main(argv:list[str]|None=None) -> int:
     parser.add_argument('--timeout', type=float, default=ServeSettings.timeout_s, help='seconds per question (then 504)')
     args = parser.parse_args(argv)
     def run():
-        config = Config.load(args.config)
-        if args.name: config = replace(config, index_name=args.name)
+        config = config_from(args)
         settings = ServeSettings.from_env(workers=args.workers, queue=args.queue, timeout_s=args.timeout)
         check_exposure(args.host, settings)
         if not settings.token: print('voicerag-serve: no VOICERAG_API_TOKEN: serving on loopback only, without authentication', flush=True)
