@@ -65,11 +65,11 @@ def data_dir(env:dict|None=None) -> Path:
     root = checkout_root()
     return root/'data' if root else package_file('_data')
 
-def results_path(index_name:str='default', env:dict|None=None) -> Path:
+def results_path(index_name:str=Config.index_name, env:dict|None=None) -> Path:
     """Where `voicerag-eval` writes its results: for the default index the checkout's `nbs/eval_results.json` (the README
     reads it), else the data home; for another index always the data home, `eval_results_<name>.json`."""
     root = checkout_root()
-    if index_name != 'default': return home(env)/f'eval_results_{index_name}.json'
+    if index_name != Config.index_name: return home(env)/f'eval_results_{index_name}.json'
     return root/'nbs'/'eval_results.json' if root else home(env)/'eval_results.json'
 
 def demo_notebook() -> Path:
