@@ -409,7 +409,8 @@ class E5TorchEncoder(BaseEncoder):
             self._params['layers'] = [_cast_layer(_cast_layer(ly, self.torch.bfloat16), getattr(self.torch, self.compute))
                                       for ly in self._params['layers']]
         # bfloat16 blocks run on prepacked weights where oneDNN can (`packed`); like `compute`, not part of the name
-        self._packed = packed_weights(self.torch, self._params['layers']) if packed and self.compute == 'bfloat16' and onednn_packing(self.torch) else None
+        self.packs = bool(packed) and self.compute == 'bfloat16' and onednn_packing(self.torch)
+        self._packed = self.pack(self._params['layers'])
         self.name = spec_name('e5-torch', variant=variant, dtype=dtype, overlap=self.overlap)
 
     def _torch_params(self, w:E5Weights) -> dict:
@@ -425,6 +426,10 @@ class E5TorchEncoder(BaseEncoder):
                         fi_w=g('fi.w', H), fi_b=g('fi.b'), fo_w=g('fo.w', FF), fo_b=g('fo.b'), oln=(g('oln.w'), g('oln.b')))
         return dict(pos=tensor('emb.pos', H), type=tensor('emb.type', H), eln=(tensor('emb.ln.w'), tensor('emb.ln.b')),
                     layers=[layer(l) for l in range(w.config['layers'])])
+
+    def pack(self, layers:list[dict]) -> list[dict]|None:
+        "`packed_weights` of `layers` (these weights, or others of the same shapes: the reader's) where this encoder prepacks, else None."
+        return packed_weights(self.torch, layers) if self.packs else None
 
     def count_tokens(self, text, is_query=False) -> int: return self.tokenizer.count(E5_PREFIXES[is_query] + _e5_text(text))
 
@@ -442,11 +447,13 @@ class E5TorchEncoder(BaseEncoder):
         x, m = x.float(), mask[..., None].float()
         return (x * m).sum(1) / m.sum(1)
 
-    def hidden_states(self, batch:list[list[int]], layers:list[dict]|None=None, linear=None):
-        "Last hidden states (B, L, H) and the padding mask of one batch of token ids; `layers` and `linear(x, w, b, site)` override the weights (the reader's adapters)."
+    def hidden_states(self, batch:list[list[int]], layers:list[dict]|None=None, linear=None, packed:list[dict]|None=None):
+        """Last hidden states (B, L, H) and the padding mask of one batch of token ids; `layers` and `linear(x, w, b, site)` override
+        the weights (the reader's adapters), `packed` is `pack(layers)` for `layers` given (a `linear` runs unpacked)."""
         torch, F, p, c = self.torch, self.torch.nn.functional, self._params, self.cfg
-        packed = self._packed if layers is None and linear is None else None      # only the encoder's own weights are packed
-        layers, lin = layers or p['layers'], linear or (lambda x, w, b, site: F.linear(x, w, b))
+        if layers is None: layers, packed = p['layers'], self._packed
+        if linear is not None: packed = None
+        lin = linear or (lambda x, w, b, site: F.linear(x, w, b))
         def dense(x, i:int, site:str, gelu:bool=False):
             if packed is not None: return packed_linear(torch, x, packed[i][site], layers[i][f'{site}_b'], gelu)
             y = lin(x, layers[i][f'{site}_w'], layers[i][f'{site}_b'], (i, site))

@@ -365,6 +365,7 @@ class Reader:
         self.torch, self.tokens = self.encoder.torch, ReaderTokens(self.encoder.tokenizer)
         self.budget, self.max_units = budget or self.weights.meta['budget'], max_units
         self.layers, self.heads = merged_layers(self.encoder, self.weights), {k: self.torch.from_numpy(v) for k, v in self.weights.arrays.items() if '.' in k and k.split('.')[0] in ('span', 'answerable')}
+        self.packed = self.encoder.pack(self.layers)       # laid out once for oneDNN where the encoder prepacks its own (05_encoders)
         self.name = f"reader:{self.weights.meta['digest']}"
 
     def read(self, question:str, text:str, focus:int=0) -> Reading|None:
@@ -386,7 +387,7 @@ class Reader:
     def _logits(self, ids:list[int]):
         torch, F = self.torch, self.torch.nn.functional
         with torch.inference_mode():
-            x, _ = self.encoder.hidden_states([ids], layers=self.layers)
+            x, _ = self.encoder.hidden_states([ids], layers=self.layers, packed=self.packed)
             x = x[0].float()
             se = F.linear(x, self.heads['span.w'], self.heads['span.b'])
             a = F.linear(x[0], self.heads['answerable.w'], self.heads['answerable.b'])
