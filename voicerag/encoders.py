@@ -408,8 +408,8 @@ class E5TorchEncoder(BaseEncoder):
         if dtype == 'bfloat16':                                  # the weights rounded to bfloat16, kept in the compute dtype
             self._params['layers'] = [_cast_layer(_cast_layer(ly, self.torch.bfloat16), getattr(self.torch, self.compute))
                                       for ly in self._params['layers']]
-        # bfloat16 blocks run on prepacked weights where oneDNN can (`packed`); like `compute`, not part of the name
-        self.packs = bool(packed) and self.compute == 'bfloat16' and onednn_packing(self.torch)
+        # bfloat16 blocks run on prepacked weights where the CPU computes bfloat16 and oneDNN can pack (`packed`); like `compute`, not part of the name
+        self.packs = bool(packed) and self.compute == 'bfloat16' and native_bfloat16(self.torch) and onednn_packing(self.torch)
         self._packed = self.pack(self._params['layers'])
         self.name = spec_name('e5-torch', variant=variant, dtype=dtype, overlap=self.overlap)
 
