@@ -61,8 +61,6 @@ def run_main(main, **logging_defaults) -> int:
         print(f'voicerag: {e}', file=sys.stderr)
         return 2
 
-
-
 # %% ../nbs/19_cli.ipynb #0f91156e
 COLUMN_FLAGS = {'id': 'id', 'text': 'text', 'lang': 'lang', 'title': 'title', 'doc': 'doc_id'}   # --FLAG-col -> passage field
 ENGINES = ('memory', 'stream', 'ray')
