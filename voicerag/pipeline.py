@@ -17,7 +17,8 @@ from .answerability import answer_features, context_of
 from .generate import GenerationError, Unanswerable, generate_grounded, generate_open
 
 # %% auto #0
-__all__ = ['MESSAGES', 'GUARDRAIL_MESSAGES', 'REQUEST_LOG_FIELDS', 'message_for', 'asker_language', 'request_record', 'Pipeline']
+__all__ = ['MESSAGES', 'GUARDRAIL_MESSAGES', 'REQUEST_LOG_FIELDS', 'HEARD_ANSWERS', 'HEARD_ANSWER', 'message_for',
+           'asker_language', 'request_record', 'Pipeline']
 
 # %% ../nbs/16_pipeline.ipynb #ff611cae
 MESSAGES = {
@@ -89,6 +90,9 @@ def request_record(result:Result, request_id:str, kind:str, total_ms:float) -> d
             'answerability': _number(conf.get('answerability')),
             'error': error if isinstance(error, str) and error.isidentifier() else None}
 
+HEARD_ANSWERS = ('sentence', 'reader')
+HEARD_ANSWER = 'sentence'      # chosen on calibration clips in 15b_spoken_hindi
+
 @dataclass
 class Pipeline:
     "Question in, `Result` out: guard, retrieve, guard, answer, verify."
@@ -103,10 +107,12 @@ class Pipeline:
     transcriber: object = None                 # the default speech-to-text provider of `ask_audio`
     reader: object = None                      # a voicerag.reader.Reader: the short answer inside the chosen sentence's window
     answerability: object = None               # a voicerag.answerability.Answerability: declines answers that do not answer
+    heard_answer: str = HEARD_ANSWER            # a question searched by sound is answered: 'sentence' (the one it sounds like) or 'reader' (a short span)
 
     def __post_init__(self):
         if self.mode not in ('extractive', 'generative'): raise ValueError(f"mode must be 'extractive' or 'generative', got {self.mode!r}")
         if self.mode == 'generative' and self.llm is None: raise ValueError('generative mode needs an llm client')
+        if self.heard_answer not in HEARD_ANSWERS: raise ValueError(f'heard_answer must be one of {HEARD_ANSWERS}, got {self.heard_answer!r}')
 
     def ask(self, text:str, lang:str|None=None, langs=None, request_id:str|None=None) -> Result:
         "Answer `text`; `lang` forces the asker's language, `langs` restricts passage languages; one INFO log record per call."
@@ -167,11 +173,24 @@ class Pipeline:
             verdict = self.abstainer.check_heard(confidence['sound_margin'], 'hi') if hits else \
                       Verdict(False, 'no_context', 'Nothing in the question sounds like a passage.', {'name': self.abstainer.name, 'rule': 'sound_margin', 'judged': False})
         meta = {'abstainer': verdict.facts, 'searched_by': 'sound'}
-        if verdict:
+        if not verdict: result = self._fallback(query, 'hi', timer, confidence, verdict, meta)
+        elif self.heard_answer == 'sentence': result = self._heard_sentence(text, query, hits[0], timer, confidence, meta)
+        else:
             with timer('encode'): qvec = self.retriever.encoder.encode_queries([query])[0]
             result = self._respond(query, 'hi', Search(hits, {}, qvec, confidence, {}), timer, meta)
-        else: result = self._fallback(query, 'hi', timer, confidence, verdict, meta)
         return self._romanized(result, query) if dominant_script(text) == 'latin' else result
+
+    def _heard_sentence(self, text:str, query:str, hit:Hit, timer:StageTimer, confidence:dict, meta:dict) -> Result:
+        "The sentence of the passage `hit` names that sounds most like the transcript `text` (`SoundIndex.closest_sentence`), cited whole: what was heard picks where the answer is, not what it is."
+        index = self.retriever.index
+        with timer('answer'):
+            passage = index.passages[hit.passage_id]
+            found = derived(index, 'hindi_sound_index', hindi_sound_index).closest_sentence(text, passage.text)
+        if found is None: return self._fallback(query, 'hi', timer, confidence, None, {**meta, 'answerer': 'no sentence sounds like the question'})
+        a, b, cosine = found
+        cited = Citation(passage.id, a, b, passage.lang)
+        answer = Answer(passage.text[a:b], 'extractive', [cited], passage.lang, {'answered_by': 'sentence heard by sound', 'sentence_sound': round(cosine, 4)}, cited, passage.text[a:b])
+        return self._finish(State.answered, 'hi', timer, answer, confidence=confidence, meta=meta)
 
     def sound_search(self, text:str) -> tuple[list[Hit], dict]:
         """The `k` Hindi passages that sound most like `text` (`romanized.SoundIndex`, built once per index) as hits, each naming its

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 import math, re
 import numpy as np, regex
-from .text import normalize, tokenize
+from .text import normalize, sentence_spans, tokenize
 
 # %% auto #0
 __all__ = ['HINDI_WORDS', 'ENGLISH_LOOKALIKES', 'HINDI_MARKERS', 'ENGLISH_MARKERS', 'ENGLISH_RATIO', 'SOUND_NGRAMS',
@@ -244,6 +244,16 @@ class SoundIndex:
         found = self.scores(text)
         top = np.argsort(-found, kind='stable')[:k]
         return [(self.ids[i], float(found[i])) for i in top if found[i] > 0]
+
+    def closest_sentence(self, text:str, passage:str) -> tuple[int, int, float]|None:
+        "The sentence of `passage` that sounds most like `text`, as (start, end, cosine) with this index's idf; None when none shares a sound with it."
+        heard = _tfidf(sound_grams(sound_key(text)), self.vocab, self.idf)
+        best = None
+        for a, b in sentence_spans(passage) or [(0, len(passage))]:
+            sentence = _tfidf(sound_grams(sound_key(passage[a:b])), self.vocab, self.idf)
+            cosine = sum(w * sentence.get(col, 0.0) for col, w in heard.items())
+            if cosine > 0 and (best is None or cosine > best[2]): best = (a, b, cosine)
+        return best
 
 def hindi_sound_index(index) -> SoundIndex:
     "The `SoundIndex` of an index's Hindi passages (anything with `.passages`, a dict of `Passage`)."
