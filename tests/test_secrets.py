@@ -5,7 +5,7 @@ suite reads every saved output of every notebook and fails if one of those keys,
 anything shaped like a Groq or Anthropic key, appears there. It also
 runs the pipeline's open-knowledge path end to end with a planted key and checks the
 Result and the captured logs."""
-import json, logging, os, re
+import json, logging, re
 from pathlib import Path
 import nbformat
 import pytest
