@@ -17,8 +17,8 @@ from .answerability import answer_features, context_of
 from .generate import GenerationError, Unanswerable, generate_grounded, generate_open
 
 # %% auto #0
-__all__ = ['MESSAGES', 'GUARDRAIL_MESSAGES', 'REQUEST_LOG_FIELDS', 'HEARD_ANSWERS', 'HEARD_ANSWER', 'message_for',
-           'asker_language', 'request_record', 'Pipeline']
+__all__ = ['MESSAGES', 'HEARD_SENTENCE_MESSAGE', 'GUARDRAIL_MESSAGES', 'REQUEST_LOG_FIELDS', 'HEARD_ANSWERS', 'HEARD_ANSWER',
+           'message_for', 'asker_language', 'request_record', 'Pipeline']
 
 # %% ../nbs/16_pipeline.ipynb #ff611cae
 MESSAGES = {
@@ -39,6 +39,9 @@ MESSAGES = {
     State.error: {'en': 'Something went wrong on our side. Please try again.',
                   'hi': 'हमारी ओर से कुछ गड़बड़ हुई। कृपया फिर से प्रयास करें।'},
 }
+# an answer to a question heard as Hindi and searched by sound (always Hindi): "I heard the question only roughly: this is
+# the sentence of the cited passage that sounds most like it, quoted word for word."
+HEARD_SENTENCE_MESSAGE = 'मैंने प्रश्न पूरी तरह साफ़ नहीं सुना: यह उद्धृत अनुच्छेद का वह वाक्य है जो सुने गए प्रश्न से सबसे अधिक मिलता है, शब्दशः उद्धृत।'
 GUARDRAIL_MESSAGES = {
     'empty': {'en': 'Please ask a question.', 'hi': 'कृपया एक प्रश्न पूछें।'},
     'too_long': {'en': 'The question is too long: please ask it in fewer words (at most {max_chars:,} characters).',
@@ -190,7 +193,7 @@ class Pipeline:
         a, b, cosine = found
         cited = Citation(passage.id, a, b, passage.lang)
         answer = Answer(passage.text[a:b], 'extractive', [cited], passage.lang, {'answered_by': 'sentence heard by sound', 'sentence_sound': round(cosine, 4)}, cited, passage.text[a:b])
-        return self._finish(State.answered, 'hi', timer, answer, confidence=confidence, meta=meta)
+        return self._finish(State.answered, 'hi', timer, answer, confidence=confidence, meta=meta, message=HEARD_SENTENCE_MESSAGE)
 
     def sound_search(self, text:str) -> tuple[list[Hit], dict]:
         """The `k` Hindi passages that sound most like `text` (`romanized.SoundIndex`, built once per index) as hits, each naming its
