@@ -106,15 +106,19 @@ class Answerability:
     model: LogisticAbstainer
     thresholds: dict
     meta: dict = field(default_factory=dict)
+    latin: dict = field(default_factory=dict)  # asker language -> threshold for a question read from Latin letters (fitted in `08a_romanized`)
 
     def probability(self, features:dict) -> float:
         return float(self.model.probability([[features[k] for k in self.model.features]])[0])
 
-    def threshold_for(self, lang:str) -> float: return self.thresholds.get(lang, max(self.thresholds.values()))
+    def threshold_for(self, lang:str, latin:bool=False) -> float:
+        "The least probability answered for an asker of `lang`; `latin`: the question was read from Latin letters, with its own threshold when one is fitted."
+        if latin and lang in self.latin: return self.latin[lang]
+        return self.thresholds.get(lang, max(self.thresholds.values()))
 
     def save(self, path=None) -> Path:
         return atomic_write_json(path or answerability_path(), {'format': ANSWERABILITY_FORMAT, 'model': self.model.to_dict(),
-                                                                'thresholds': self.thresholds, 'meta': self.meta})
+                                                                'thresholds': self.thresholds, 'latin': self.latin, 'meta': self.meta})
 
     @classmethod
     def load(cls, path=None) -> 'Answerability':
@@ -122,7 +126,8 @@ class Answerability:
         try: d = json.loads(path.read_text(encoding='utf-8'))
         except (OSError, json.JSONDecodeError) as e: raise DataError(f'unreadable answerability model: {e}', path=path) from e
         if d.get('format') != ANSWERABILITY_FORMAT: raise DataError(f'not an answerability model (format {d.get("format")!r})', path=path, field='format')
-        return cls(LogisticAbstainer.from_dict(d['model']), {k: float(v) for k, v in d['thresholds'].items()}, d.get('meta', {}))
+        floats = lambda m: {k: float(v) for k, v in m.items()}
+        return cls(LogisticAbstainer.from_dict(d['model']), floats(d['thresholds']), d.get('meta', {}), floats(d.get('latin', {})))
 
 def threshold_keeping(scores_answerable, keep:float) -> float:
     "The highest threshold that still keeps (scores >=) at least `keep` of the answerable questions' scores."

@@ -48,23 +48,26 @@ def wilson_upper(k, n:int, z:float=1.645) -> np.ndarray:
     return (p + z*z/(2*n) + z * np.sqrt(p*(1 - p)/n + z*z/(4*n*n))) / (1 + z*z/n)
 
 def fit_threshold(scores_answerable:Sequence[float], scores_out_of_scope:Sequence[float], max_false_answer:float=0.05,
-                  bound:str='point') -> ThresholdFit:
-    "The threshold answering the most answerable questions while answering at most `max_false_answer` of the out-of-scope ones."
+                  bound:str='point', per:int|None=None) -> ThresholdFit:
+    """The threshold answering the most answerable questions while answering at most `max_false_answer` of the out-of-scope ones
+    (of `per` questions when given: e.g. wrong answers counted against every question asked)."""
     if not 0 <= max_false_answer < 1: raise ValueError(f'max_false_answer must lie in [0, 1), got {max_false_answer}')
     if bound not in ('point', 'upper'): raise ValueError(f"bound must be 'point' or 'upper', got {bound!r}")
     pos, neg = _scores(scores_answerable, 'scores_answerable'), _scores(scores_out_of_scope, 'scores_out_of_scope')
+    per = neg.size if per is None else per
+    if per < neg.size: raise ValueError(f'per ({per}) counts fewer questions than the {neg.size} false answers it is a share of')
     candidates = np.unique(pos)[::-1]                                           # highest first
     coverage = (pos.size - np.searchsorted(np.sort(pos), candidates, side='left')) / pos.size   # share scoring >= each candidate
     false_count = neg.size - np.searchsorted(np.sort(neg), candidates, side='left')
-    false = false_count / neg.size
-    judged = false if bound == 'point' else wilson_upper(false_count, neg.size)
+    false = false_count / per
+    judged = false if bound == 'point' else wilson_upper(false_count, per)
     ok = np.flatnonzero(judged <= max_false_answer + 1e-12)
     n = dict(max_false_answer=max_false_answer, n_answerable=int(pos.size), n_out_of_scope=int(neg.size))
     if not ok.size:
         return ThresholdFit(False, None, 0.0, 0.0, reason=(
             f'no threshold answers any answerable question with at most {max_false_answer:.1%} false answers'
             f'{" (95% upper bound)" if bound == "upper" else ""}: '
-            f'{false[0]:.1%} of out-of-scope questions score at least the best answerable score {candidates[0]:.4g}; '
+            f'{false[0]:.1%} {"of out-of-scope questions" if per == neg.size else f"of {per} questions"} score at least the best answerable score {candidates[0]:.4g}; '
             'the distributions overlap'), **n)
     best = ok[-1]                                                               # the lowest candidate meeting the ceiling
     t = candidates[best]

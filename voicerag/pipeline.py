@@ -150,7 +150,7 @@ class Pipeline:
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
         if not verdict: return self._finish(State.refused_guardrail, 'hi', timer, verdict=verdict)
         with timer('transliterate'): query = self._reading(text)
-        return self._romanized(self._ask(query, 'hi', langs, timer), query)
+        return self._romanized(self._ask(query, 'hi', langs, timer, latin=True), query)
 
     def _reading(self, text:str) -> str:
         "`text` with its Latin words read as the index's Hindi words (`romanized.Transliterator`, built once per index); Devanagari as it is."
@@ -219,8 +219,8 @@ class Pipeline:
                       grounded, lang, dict(confidence or {}), timings, meta,
                       answer.context_text if shown and answer.context else None, answer.context if shown else None)
 
-    def _ask(self, text:str, lang:str, langs, timer:StageTimer) -> Result:
-        "Search, judge, answer and check `text` in `lang`."
+    def _ask(self, text:str, lang:str, langs, timer:StageTimer, latin:bool=False) -> Result:
+        "Search, judge, answer and check `text` in `lang` (`latin`: read from Latin letters, judged by its own answerability threshold)."
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
         if not verdict: return self._finish(State.refused_guardrail, lang, timer, verdict=verdict)
         search = self.retriever.search(text, k=self.k, langs=langs)
@@ -232,16 +232,16 @@ class Pipeline:
         if not verdict:
             if verdict.reason == 'no_context': return self._fallback(text, lang, timer, search.confidence, verdict, abstained)
             return self._finish(verdict.state, lang, timer, verdict=verdict, confidence=search.confidence, meta=abstained)
-        return self._respond(text, lang, search, timer, abstained)
+        return self._respond(text, lang, search, timer, abstained, latin)
 
-    def _respond(self, text:str, lang:str, search, timer:StageTimer, abstained:dict) -> Result:
+    def _respond(self, text:str, lang:str, search, timer:StageTimer, abstained:dict, latin:bool=False) -> Result:
         "Answer `text` from a search the abstainer let through, then judge and check the answer (`abstained`: the verdict's facts, for meta)."
         try: answer = self._answer(text, lang, search, timer)
         except GenerationError as e: return self._generation_failed(e, lang, timer, search.confidence)
         if isinstance(answer, Unanswerable) or answer is None:
             return self._fallback(text, lang, timer, search.confidence, None, {'answerer': 'passages hold no answer'})
         confidence = {**search.confidence, **({'answerability': answer.meta['answerability']} if 'answerability' in answer.meta else {})}
-        with timer('answerable'): verdict = self._answerable(answer, lang)
+        with timer('answerable'): verdict = self._answerable(answer, lang, latin)
         if not verdict: return self._finish(State.refused_unanswerable, lang, timer, answer, verdict=verdict, confidence=confidence, meta=abstained)
         with timer('verify'):
             cited = [self.retriever.index.passages[c.passage_id].text for c in answer.citations]
@@ -251,12 +251,13 @@ class Pipeline:
                                             meta={'discarded': answer.method, **abstained})
         return self._finish(State.answered, lang, timer, answer, confidence=confidence, meta=abstained)
 
-    def _answerable(self, answer:Answer, lang:str) -> Verdict:
-        "Declines when the answerability model judges that the short answer does not answer the question."
+    def _answerable(self, answer:Answer, lang:str, latin:bool=False) -> Verdict:
+        "Declines when the answerability model judges that the short answer does not answer the question (`latin`: read from Latin letters)."
         p = answer.meta.get('answerability')
         if p is None: return Verdict(True)
-        t = self.answerability.threshold_for(lang)
-        return Verdict(True) if p >= t else Verdict(False, 'unanswerable', f'answerability {p:.3f} is below the threshold {t:.3f} for {lang}')
+        t = self.answerability.threshold_for(lang, latin)
+        whose = f'{lang} read from Latin letters' if latin and lang in self.answerability.latin else lang
+        return Verdict(True) if p >= t else Verdict(False, 'unanswerable', f'answerability {p:.3f} is below the threshold {t:.3f} for {whose}')
 
     def _answer(self, text:str, lang:str, search, timer:StageTimer):
         "An extractive span from the best hit, or a grounded generation over the top passages."
