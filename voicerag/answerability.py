@@ -127,7 +127,8 @@ class Answerability:
         except (OSError, json.JSONDecodeError) as e: raise DataError(f'unreadable answerability model: {e}', path=path) from e
         if d.get('format') != ANSWERABILITY_FORMAT: raise DataError(f'not an answerability model (format {d.get("format")!r})', path=path, field='format')
         floats = lambda m: {k: float(v) for k, v in m.items()}
-        return cls(LogisticAbstainer.from_dict(d['model']), floats(d['thresholds']), d.get('meta', {}), floats(d.get('latin', {})))
+        try: return cls(LogisticAbstainer.from_dict(d['model']), floats(d['thresholds']), d.get('meta', {}), floats(d.get('latin', {})))
+        except (KeyError, AttributeError, TypeError, ValueError) as e: raise DataError(f'malformed answerability model: {e!r}', path=path) from None
 
 def threshold_keeping(scores_answerable, keep:float) -> float:
     "The highest threshold that still keeps (scores >=) at least `keep` of the answerable questions' scores."
