@@ -111,10 +111,12 @@ class Answerability:
     def probability(self, features:dict) -> float:
         return float(self.model.probability([[features[k] for k in self.model.features]])[0])
 
-    def threshold_for(self, lang:str, latin:bool=False) -> float:
-        "The least probability answered for an asker of `lang`; `latin`: the question was read from Latin letters, with its own threshold when one is fitted."
-        if latin and lang in self.latin: return self.latin[lang]
-        return self.thresholds.get(lang, max(self.thresholds.values()))
+    def rule_for(self, lang:str, latin:bool=False) -> tuple[float, str]:
+        "The least probability answered for an asker of `lang`, and whose threshold it is; `latin`: read from Latin letters, with its own threshold when one is fitted."
+        if latin and lang in self.latin: return self.latin[lang], f'{lang} read from Latin letters'
+        return self.thresholds.get(lang, max(self.thresholds.values())), lang
+
+    def threshold_for(self, lang:str, latin:bool=False) -> float: return self.rule_for(lang, latin)[0]
 
     def save(self, path=None) -> Path:
         return atomic_write_json(path or answerability_path(), {'format': ANSWERABILITY_FORMAT, 'model': self.model.to_dict(),

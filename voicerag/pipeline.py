@@ -255,8 +255,7 @@ class Pipeline:
         "Declines when the answerability model judges that the short answer does not answer the question (`latin`: read from Latin letters)."
         p = answer.meta.get('answerability')
         if p is None: return Verdict(True)
-        t = self.answerability.threshold_for(lang, latin)
-        whose = f'{lang} read from Latin letters' if latin and lang in self.answerability.latin else lang
+        t, whose = self.answerability.rule_for(lang, latin)
         return Verdict(True) if p >= t else Verdict(False, 'unanswerable', f'answerability {p:.3f} is below the threshold {t:.3f} for {whose}')
 
     def _answer(self, text:str, lang:str, search, timer:StageTimer):
