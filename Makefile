@@ -69,7 +69,7 @@ serve: install
 	$(BIN)/voicerag-build --if-missing
 	$(BIN)/voicerag-serve --host $(HOST) --port $(PORT)
 
-# every number of the README: writes nbs/eval_results.json (about a minute once the indexes exist)
+# every number of the README: writes nbs/eval_results.json (three to seven minutes on 2 cores once the indexes exist)
 eval: install
 	$(BIN)/voicerag-eval
 
