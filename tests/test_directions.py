@@ -73,7 +73,7 @@ def problems(pipe:Pipeline, text:str) -> list[str]:
     for lang in ASKERS:
         for langs in LANGS:
             r, where = pipe.ask(text, lang=lang, langs=langs), f'{text!r} lang={lang} langs={langs}'
-            if not (isinstance(r, Result) and r.state in set(State) and r.message): out.append(f'{where}: not a valid Result: {r!r}')
+            if not (isinstance(r, Result) and isinstance(r.state, State) and r.message): out.append(f'{where}: not a valid Result: {r!r}')
             elif r.state == State.error: out.append(f'{where}: error {r.meta.get("error")}: {r.meta.get("detail")}')
             elif r.state == State.answered:
                 c = r.citations[0]

@@ -37,7 +37,7 @@ def pipeline(request, small_pipeline):
     return _served_like(small_pipeline)
 
 def _check(pipe, result):
-    assert isinstance(result, Result) and result.state in set(State) and result.message
+    assert isinstance(result, Result) and isinstance(result.state, State) and result.message
     assert result.state != State.error, f'State.error: {result.meta.get("error")}: {result.meta.get("detail")}'
     if result.state == State.answered:
         c = result.citations[0]
