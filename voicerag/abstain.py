@@ -39,7 +39,7 @@ def evidence_features(confidence:Mapping, query:str, names:Sequence[str]=FEATURE
 
 @dataclass
 class LogisticAbstainer:
-    "P(answerable | evidence): a logistic model on standardised `FEATURES`."
+    "P(answerable | evidence): a logistic model on the standardised features it was fitted on (by default `FEATURES`)."
     mean: np.ndarray
     scale: np.ndarray
     coef: np.ndarray

@@ -28,7 +28,7 @@ class ThresholdFit:
     met: bool
     threshold: float|None
     coverage: float              # share of answerable questions answered (score >= threshold)
-    false_answer: float          # share of out-of-scope questions answered
+    false_answer: float          # out-of-scope questions answered, as a share of `per` (by default, of the out-of-scope ones)
     max_false_answer: float
     n_answerable: int
     n_out_of_scope: int

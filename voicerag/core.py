@@ -32,7 +32,7 @@ class DataError(VoiceragError, ValueError):
 @dataclass(frozen=True)
 class Passage:
     "One language version of a document's text."
-    id: str                  # unique across the corpus, namespaced by language, e.g. 'xquad/en/12'
+    id: str                  # unique across the corpus, namespaced by language, e.g. 'xquad/00/12@en'
     text: str
     lang: str                # ISO 639-1: 'en', 'hi'
     doc_id: str              # shared by every language version of the same document
@@ -51,7 +51,7 @@ class Chunk:
     passage_id: str
     doc_id: str
     lang: str
-    strategy: str            # the chunker that made it, e.g. 'sentence', 'fixed', 'parent_child'
+    strategy: str            # the chunker that made it, e.g. 'sentence', 'fixed_512_64', 'parent_child_1'
     start: int               # passage.text[start:end] == text
     end: int
     text: str
@@ -105,7 +105,7 @@ class State(str, Enum):
     "Every way a question can end."
     answered           = 'answered'            # grounded answer with citations
     answered_open_llm  = 'answered_open_llm'   # not in the corpus; model knowledge, marked ungrounded
-    refused_guardrail  = 'refused_guardrail'   # rejected before retrieval (empty, garbled, injection)
+    refused_guardrail  = 'refused_guardrail'   # rejected before retrieval (empty, too long, garbled, injection)
     refused_no_context = 'refused_no_context'  # nothing above the retrieval threshold
     refused_ambiguous  = 'refused_ambiguous'   # good scores, no separation between candidates
     refused_ungrounded = 'refused_ungrounded'  # an answer was produced but failed verification
@@ -223,7 +223,7 @@ def atomic_write_json(path, obj) -> Path:
 @dataclass
 class Config:
     "Every setting of voicerag, with offline defaults."
-    index_dir: str = 'indexes'             # relative paths resolve against the repository root
+    index_dir: str = 'indexes'             # relative paths resolve against the data home (voicerag.paths.home)
     index_name: str = 'default'
     encoder: str = 'e5-torch:dtype=bfloat16'      # see voicerag.encoders.make_encoder
     chunkers: tuple = ('fixed_512_64', 'sentence')  # chunker specs (voicerag.chunkers); the first is primary
@@ -236,7 +236,7 @@ class Config:
     bm25_b: float = 0.75
     top_k: int = 10
     query_cache_size: int = 1024
-    blas_threads: int = 1                  # BLAS threads once a Retriever exists; 0 leaves them alone (see 09_index)
+    blas_threads: int = 1                  # BLAS threads of the process once the served pipeline is assembled (voicerag.serving); 0 leaves them alone
     seed: int = 0
     rerank: bool = True                    # apply the index's learned re-ranker when it has one (see 10_rerank)
     stt: str = 'whisper'                   # speech-to-text provider: 'whisper' (local), 'sarvam', 'elevenlabs', 'mock'

@@ -26,7 +26,7 @@ __all__ = ['E5_MAX_TOKENS', 'E5_PREFIXES', 'PACK_ROWS', 'BACKENDS', 'Encoder', '
 @runtime_checkable
 class Encoder(Protocol):
     "What every encoder offers: unit-norm float32 vectors for queries and passages."
-    name: str      # model + settings; stored in index manifests, accepted by `make_encoder`
+    name: str      # model + settings; stored in index manifests, accepted by `make_encoder` for its `BACKENDS` (not `e5-onnx`)
     dim: int
     def encode_queries(self, texts:list[str]) -> np.ndarray: ...
     def encode_passages(self, texts:list[str]) -> np.ndarray: ...
@@ -285,7 +285,7 @@ class _Reader:
         if at is None: self.at += a.nbytes
         return a
 
-def _read_vocab(r:_Reader) -> list[tuple[str, float]]:
+def _read_vocab(r:_Reader) -> tuple[dict, list[tuple[str, float]]]:
     n = r.take('i')
     bos, eos, pad, unk, blob_len = r.take('iiiiQ')
     offsets, scores = r.array(np.uint32, n + 1), r.array(np.float32, n)

@@ -119,7 +119,7 @@ ANSWER_STATES = (State.answered, State.answered_open_llm)
 NAN = float('nan')
 
 def answer_confidence(pipeline:Pipeline, result, text:str) -> dict:
-    "The confidences an answer can be ranked by: 'answerability' when that stage ran, 'abstainer' (P(answerable)) when there is one."
+    "The confidences an answer can be ranked by: 'answerability' when that stage ran, 'abstainer' (its rule's score: P(answerable) for the logistic rule) when there is one."
     out = {}
     if result.confidence.get('answerability') is not None: out['answerability'] = float(result.confidence['answerability'])
     if pipeline.abstainer is not None:
@@ -191,7 +191,7 @@ def unanswerable_rows(served:Served, progress:bool=True, limit:int|None=None) ->
     return rows
 
 def summarize_declines(rows:list[dict]) -> dict:
-    "Share declined; for the answers given, how many hold the plausible distractor and how many cite the question's paragraph."
+    "Share declined; for the answers given, how many hold the plausible distractor, and the share that cite the question's paragraph."
     answered = [r for r in rows if r['answered']]
     out = {'questions': len(rows), 'declined': estimate([r['declined'] for r in rows]), 'answered': len(answered), 'states': count_states(rows)}
     if answered and 'plausible_in_answer' in answered[0]:

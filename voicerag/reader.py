@@ -197,7 +197,7 @@ def xquad_questions(lang:str) -> dict[str, str]:
     return {qa['id']: qa['question'] for art in read_json(data_file(f'xquad.{lang}.json'))['data'] for p in art['paragraphs'] for qa in p['qas']}
 
 def xquad_examples(split:str, langs=('en', 'hi'), seed:int=0, read_in:str|None=None) -> list[dict]:
-    """XQuAD questions of `split` against their paragraph (answerable) and, for every second one, against another paragraph of the article;
+    """XQuAD questions of `split` against their paragraph (answerable) and, for about half of them (at random, where one lacks the answer text), against another paragraph of the article;
     with `read_in`, against the paragraphs (and gold answers) of that language: XQuAD is parallel, so a question has its paragraph in both."""
     rng, splits, out = random.Random(seed), article_splits(), []
     for lang in langs:
@@ -233,7 +233,7 @@ def squad2_examples(split:str) -> list[dict]:
 _NUMBER, _NAME = regex.compile(r'\b\d[\d,.]*\b'), regex.compile(r'\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b')
 
 def swapped_examples(examples:list[dict], seed:int=0, share:float=0.25) -> list[dict]:
-    "Questions with one number or capitalised name swapped for another from the same paragraph's article text: unanswerable by construction."
+    "Questions with one number or capitalised name swapped for another found in the same paragraph: unanswerable by construction."
     rng, out = random.Random(seed), []
     for ex in examples:
         if ex['start'] is None or rng.random() > share: continue
@@ -369,7 +369,7 @@ class Reader:
         self.name = f"reader:{self.weights.meta['digest']}"
 
     def read(self, question:str, text:str, focus:int=0) -> Reading|None:
-        "The best short span of `text` for `question`, reading the window of `budget` tokens around character `focus`; None for an empty text."
+        "The best short span of `text` for `question`, reading the window of `budget` tokens around character `focus`; None when `text` has no word to select."
         units = word_units(text)
         if not any(ok for *_, ok in units): return None
         ids = self.tokens.unit_ids(text, units)

@@ -85,7 +85,7 @@ HINDI_WORDS = {
     'jyada': 'ज़्यादा', 'jada': 'ज़्यादा', 'kam': 'कम', 'din': 'दिन',
 }
 
-# English words that are also spellings of Hindi words above: not evidence of Hindi on their own
+# English words that also spell Hindi words (some of them in HINDI_WORDS above): not evidence of Hindi on their own
 ENGLISH_LOOKALIKES = frozenset('the me he main or par pe to in is us hi ho do a an di din kam bata bane mail sal ya hay'.split())
 HINDI_MARKERS = frozenset(HINDI_WORDS) - ENGLISH_LOOKALIKES
 ENGLISH_MARKERS = frozenset("""the of what who whom whose when where which why how is was are were did does do a an to for and by with

@@ -32,12 +32,12 @@ __all__ = ['JSON_OPTIONS', 'ServeSettings', 'is_loopback', 'check_exposure', 'er
 class ServeSettings:
     "How the HTTP service runs. The token, CORS origins and question logging come from the environment (`from_env`)."
     token: str = ''                      # VOICERAG_API_TOKEN: when set, /v1/ask* and /metrics need `Authorization: Bearer <token>`
-    workers: int = 2                     # questions answered at once (threads sharing the one pipeline): the machine's cores
+    workers: int = 2                     # questions answered at once (threads sharing the one pipeline): 2, this project's machines' cores
     queue: int = 32                      # admitted questions waiting for a worker; beyond it: 503 with Retry-After
     streams: int = 4                     # voice streams open at once, each decoding on its own thread (turns on the one Whisper model); beyond: 1013
     timeout_s: float = 30.0              # admission to answer; later: 504 (the work finishes in the background, still counted)
     body_timeout_s: float = 10.0         # to receive a request body; a client that trickles is cut off with 408
-    max_json_bytes: int = 64 * 1024      # a question is at most a few thousand characters (the guardrail's limit)
+    max_json_bytes: int = 64 * 1024      # far above the guardrail's limit (1,000 characters; raw text over 4,000 is refused)
     max_audio_bytes: int = 10 * 1024**2  # about 5 minutes of 16 kHz WAV; longer speech ends in stt_failed anyway
     cors_origins: tuple = ()             # VOICERAG_CORS_ORIGINS (comma-separated); none: no CORS headers at all
     log_questions: bool = False          # VOICERAG_LOG_QUESTIONS=1: the question text goes into the request log
@@ -65,7 +65,7 @@ def check_exposure(host:str, settings:ServeSettings):
 def error_id() -> str: return uuid.uuid4().hex[:12]
 
 def public_result(result:Result) -> dict:
-    "The `Result` as the API returns it; an `error` keeps only its state, message and ids (the log has the details)."
+    "The `Result` as the API returns it; an `error` keeps only its state, message, language and ids (the log has the details)."
     d = result.to_dict()
     if result.state is State.error:
         rid = result.meta.get('request_id')

@@ -501,7 +501,7 @@ def transcriber_or_unavailable(config:Config, load:bool=False) -> Transcriber:
 
 # %% ../nbs/15_stt.ipynb #1f7f777e
 def pcm16_samples(chunk) -> np.ndarray:
-    "One streamed chunk as float32 samples: 16-bit little-endian mono PCM bytes, or a 1-D float array, both at 16 kHz; an `STTError` ('bad_chunk') otherwise."
+    "One streamed chunk as float32 samples: 16-bit little-endian mono PCM bytes, or a 1-D float array, both at 16 kHz; `STTError('bad_chunk')` for a malformed one, `TypeError` for any other type."
     if isinstance(chunk, (bytes, bytearray, memoryview)):
         if len(chunk) % 2: raise STTError('bad_chunk', f'a 16-bit PCM chunk needs an even number of bytes, got {len(chunk)}', {'bytes': len(chunk)})
         return np.frombuffer(bytes(chunk), '<i2').astype(np.float32) / 32768.0
@@ -586,8 +586,8 @@ class TranscriptStream(Protocol):
 class AudioStream:
     """Chunks in, a `Transcript` out: each chunk checked, the length limit kept, Silero VAD finding speech and its end.
     This base transcribes the whole recording with the batch `transcriber` at `finish` (the remote services' path);
-    `WhisperStream` decodes while the audio arrives, and calls `on_text(state)` (if set) from its worker whenever a
-    decode changes the transcript between chunks."""
+    `WhisperStream` decodes while the audio arrives, and calls `on_text(state)` (if set) from its worker after every
+    decode."""
     def __init__(self, transcriber:Transcriber, lang:str|None=None, endpointer:Endpointer|None=None):
         self.transcriber, self.lang = transcriber, lang
         self.endpointer, self.vad = endpointer or Endpointer(), SileroVAD()
