@@ -33,7 +33,7 @@ def question_type(question:str) -> str:
         if pattern.search(question): return name
     return 'other'
 
-_DIGIT, _YEAR = regex.compile(r'\p{Nd}'), regex.compile(r'\b(?:1[0-9]|20)\p{Nd}{2}s?\b')
+_DIGIT = regex.compile(r'\p{Nd}')
 _NUMBER = regex.compile(r'\p{Nd}+(?:[.,]\p{Nd}+)*')
 _MONTHS = regex.compile(r'\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|जनवरी|फ़?फरवरी|मार्च|अप्रैल|मई|जून|जुलाई|अगस्त|सितंबर|अक्टूबर|नवंबर|दिसंबर|शताब्दी|सदी|century', regex.I)
 

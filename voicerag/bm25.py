@@ -4,19 +4,19 @@
 
 # %% ../nbs/04_bm25.ipynb #4ba0c1e7
 from __future__ import annotations
-import io, json, os, tempfile
+import json, os, tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 import numpy as np
 import bm25s
-from .core import DataError, atomic_write, atomic_write_json
+from .core import DataError, atomic_write_json
 from .text import normalize, tokenize
 
 # %% auto #0
 __all__ = ['SAMPLE_STRIDE', 'SAMPLE_MIN_ROWS', 'BM25_METHODS', 'BUILD_BATCH', 'BM25_FORMAT', 'UNKNOWN_TERMS', 'Ranking',
-           'check_k', 'ranking_from', 'kth_largest', 'candidate_rows', 'top_k', 'save_array', 'load_array',
-           'term_ceilings', 'query_terms', 'batch_postings', 'stream_postings', 'bm25s_matrix', 'BM25Index']
+           'check_k', 'ranking_from', 'kth_largest', 'candidate_rows', 'top_k', 'load_array', 'term_ceilings',
+           'query_terms', 'batch_postings', 'stream_postings', 'bm25s_matrix', 'BM25Index']
 
 # %% ../nbs/04_bm25.ipynb #8a7c559a
 def _check_ranking(rows:np.ndarray, scores:np.ndarray):
@@ -106,14 +106,8 @@ def top_k(scores:np.ndarray, k:int) -> Ranking:
     return ranking_from(rows, scores[rows], k)
 
 # %% ../nbs/04_bm25.ipynb #34d07463
-def save_array(path, array) -> Path:
-    "Write `array` to `path` as .npy, atomically and without pickles."
-    buf = io.BytesIO()
-    np.save(buf, np.asarray(array), allow_pickle=False)
-    return atomic_write(path, buf.getvalue())
-
 def load_array(path) -> np.ndarray:
-    "Read a .npy file written by `save_array`; a missing or unreadable file is a DataError naming it."
+    "Read a .npy file (never a pickle); a missing or unreadable file is a DataError naming it."
     try: return np.load(path, allow_pickle=False)
     except FileNotFoundError: raise DataError('array file is missing', path=path) from None
     except (ValueError, OSError, EOFError) as e: raise DataError(f'array file is unreadable: {e}', path=path) from e

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import Protocol, Sequence
 import numpy as np
 from tqdm.auto import tqdm
-from .core import Chunk, Passage, atomic_write_json
+from .core import Chunk, Passage
 from .text import sentence_spans, token_spans
 
 # %% auto #0
 __all__ = ['Chunker', 'SentenceChunker', 'FixedChunker', 'ParentChildChunker', 'SemanticChunker', 'chunk_all', 'chunk_manifest',
-           'write_chunk_manifest', 'make_chunker']
+           'make_chunker']
 
 # %% ../nbs/03_chunkers.ipynb #fe908b55
 class Chunker(Protocol):
@@ -147,10 +147,6 @@ def chunk_manifest(passages:Sequence[Passage], chunks:dict[str, list[Chunk]]) ->
                      'whole_passage_chunks': whole,
                      'same_spans_as': sorted(o for o in chunks if o != name and spans[o] == spans[name])}
     return out
-
-def write_chunk_manifest(path, manifest:dict):
-    "Write the manifest atomically as JSON."
-    return atomic_write_json(path, manifest)
 
 # %% ../nbs/03_chunkers.ipynb #c09d2552
 def make_chunker(spec:str, encoder=None) -> Chunker:

@@ -171,7 +171,6 @@ class StageTimer:
         try: yield
         finally: self.ms[stage] = self.ms.get(stage, 0.0) + (time.perf_counter_ns() - t0) / 1e6
 
-    def total(self) -> float: return sum(self.ms.values())
     def __repr__(self): return 'StageTimer(' + ', '.join(f'{k}={v:.3f}ms' for k, v in self.ms.items()) + ')'
 
 # %% ../nbs/00_core.ipynb #891f3382

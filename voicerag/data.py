@@ -23,10 +23,10 @@ __all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'PASSAGE_FIELDS', '
            'NATURAL_SPLITS', 'MSMARCO_XI_BASE_URL', 'data_file', 'read_json', 'iter_jsonl', 'Corpus',
            'passages_checksum', 'Query', 'Queries', 'Qrels', 'Dataset', 'read_squad', 'load_squad', 'load_xquad',
            'iter_parquet', 'iter_msmarco_rows', 'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi',
-           'passage_columns', 'passage_from_row', 'corpus_from_rows', 'load_jsonl_corpus', 'split_groups',
-           'split_dataset', 'load_squad2_unanswerable', 'load_squad2_articles', 'load_natural_questions',
-           'content_sha256', 'recorded_sha256', 'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download',
-           'fetch_msmarco_xi', 'load_default', 'default_corpus', 'describe']
+           'passage_columns', 'passage_from_row', 'corpus_from_rows', 'split_groups', 'split_dataset',
+           'load_squad2_unanswerable', 'load_squad2_articles', 'load_natural_questions', 'content_sha256',
+           'recorded_sha256', 'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download', 'fetch_msmarco_xi',
+           'load_default', 'default_corpus', 'describe']
 
 # %% ../nbs/02_data.ipynb #4911ffa3
 def data_file(name:str, folder=None) -> Path:
@@ -438,11 +438,6 @@ def corpus_from_rows(rows:Iterable[tuple[int, dict]], path, name:str, columns:Ma
         if not corpus.add(p, path, n): raise DataError(f'passage id {p.id!r} occurs twice', path, n, passage_columns(columns)['id'])
     if not len(corpus): raise DataError('no passages', path=path)
     return corpus
-
-def load_jsonl_corpus(path, name:str='') -> Corpus:
-    "A Corpus from a JSON-lines file of passages: id, text, lang, optional doc_id/title/meta."
-    path = Path(path)
-    return corpus_from_rows(iter_jsonl(path), path, name or path.name.split('.')[0])
 
 # %% ../nbs/02_data.ipynb #60cdec31
 SPLITS = ('train', 'calibration', 'test')

@@ -337,7 +337,7 @@ def _replace_synced(tmp:Path, final:Path):
     os.replace(tmp, final)
 
 def write_npy(path, array:np.ndarray) -> Path:
-    "Write `array` (or a memory map) to `path` as .npy block by block (`mapped_blocks`), atomically: no second copy in memory, unlike `save_array`."
+    "Write `array` (or a memory map) to `path` as .npy block by block (`mapped_blocks`), atomically: no second copy in memory."
     path, array = Path(path), np.asarray(array)
     tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
     try:

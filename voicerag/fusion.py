@@ -10,7 +10,7 @@ import numpy as np
 from .bm25 import Ranking, ranking_from
 
 # %% auto #0
-__all__ = ['FUSION_METHODS', 'rrf', 'weighted_fusion', 'fuse', 'top_score', 'margin', 'confidence_signals']
+__all__ = ['FUSION_METHODS', 'rrf', 'weighted_fusion', 'fuse', 'top_score', 'margin']
 
 # %% ../nbs/07_fusion.ipynb #086f050b
 def _active(rankings:Mapping[str, Ranking], weights:Mapping[str, float]|None) -> list[tuple[Ranking, float]]:
@@ -63,10 +63,3 @@ def margin(ranking:Ranking) -> float:
     s = ranking.scores
     if not len(s): return 0.0
     return float(s[0]) - (float(s[1]) if len(s) > 1 else 0.0)
-
-def confidence_signals(rankings:Mapping[str, Ranking]) -> dict[str, float]:
-    "`{name}_top` and `{name}_margin` for each retriever's ranking, in order of name."
-    signals = {}
-    for name in sorted(rankings):
-        signals[f'{name}_top'], signals[f'{name}_margin'] = top_score(rankings[name]), margin(rankings[name])
-    return signals

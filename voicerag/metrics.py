@@ -4,14 +4,13 @@
 
 # %% ../nbs/17_metrics.ipynb #cf1c2578
 from __future__ import annotations
-import math
 from typing import Iterable, Sequence
 import numpy as np
 
 # %% auto #0
-__all__ = ['dedupe_docs', 'recall_at_k', 'mrr_at_k', 'ndcg_at_k', 'bootstrap_ci', 'paired_bootstrap', 'fmt_ci', 'contains_answer',
-           'token_f1', 'gold_coverage', 'squad_normalize', 'exact_match', 'squad_f1', 'answer_precision',
-           'risk_coverage', 'aurc', 'auroc', 'system_risk_coverage', 'system_aurc']
+__all__ = ['dedupe_docs', 'recall_at_k', 'mrr_at_k', 'bootstrap_ci', 'paired_bootstrap', 'fmt_ci', 'contains_answer', 'token_f1',
+           'gold_coverage', 'squad_normalize', 'exact_match', 'squad_f1', 'answer_precision', 'risk_coverage', 'aurc',
+           'auroc', 'system_risk_coverage', 'system_aurc']
 
 # %% ../nbs/17_metrics.ipynb #18e0b6db
 def dedupe_docs(ranked_doc_ids:Iterable[str]) -> list[str]:
@@ -29,14 +28,6 @@ def mrr_at_k(ranked:Sequence[str], relevant:dict|set, k:int=10) -> float:
     for i, d in enumerate(dedupe_docs(ranked)[:k]):
         if d in relevant and (relevant[d] if isinstance(relevant, dict) else 1) > 0: return 1.0 / (i + 1)
     return 0.0
-
-def ndcg_at_k(ranked:Sequence[str], relevant:dict|set, k:int=10) -> float:
-    "nDCG@k with graded relevance (a set means relevance 1)."
-    gains = relevant if isinstance(relevant, dict) else {d: 1 for d in relevant}
-    dcg = sum(gains.get(d, 0) / math.log2(i + 2) for i, d in enumerate(dedupe_docs(ranked)[:k]))
-    ideal = sorted((g for g in gains.values() if g > 0), reverse=True)[:k]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else float('nan')
 
 # %% ../nbs/17_metrics.ipynb #1246838e
 def bootstrap_ci(values:Sequence[float], n_boot:int=2000, alpha:float=0.05, seed:int=0) -> tuple[float, float, float]:

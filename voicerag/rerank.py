@@ -15,8 +15,8 @@ from .index import IndexLoadError, Search, derived
 from .paths import fitted_path
 
 # %% auto #0
-__all__ = ['RERANK_FORMAT', 'RERANK_CONFIDENCE', 'CandidateFeaturizer', 'featurizer_for', 'candidate_features', 'CandidateLists',
-           'query_lang', 'direction_key', 'collect_lists', 'listwise_loss', 'fit_listwise', 'Reranker', 'rerank_hits',
+__all__ = ['RERANK_FORMAT', 'RERANK_CONFIDENCE', 'CandidateFeaturizer', 'featurizer_for', 'CandidateLists', 'query_lang',
+           'direction_key', 'collect_lists', 'listwise_loss', 'fit_listwise', 'Reranker', 'rerank_hits',
            'rerank_confidence', 'RerankingRetriever', 'load_reranking_retriever', 'rerank_path', 'reranker_fingerprint',
            'list_orders', 'list_metrics']
 
@@ -102,10 +102,6 @@ class CandidateFeaturizer:
 def featurizer_for(index) -> CandidateFeaturizer:
     "The `CandidateFeaturizer` of `index`, built on first use (once, thread-safe: `voicerag.index.derived`) and kept while the index lives."
     return derived(index, 'featurizer', CandidateFeaturizer)
-
-def candidate_features(retriever, search:Search, query:str) -> np.ndarray:
-    "Feature rows for the candidates of `search` (from `retriever.search(query, ...)`); see `CandidateFeaturizer`."
-    return featurizer_for(retriever.index)(search, query)
 
 # %% ../nbs/10_rerank.ipynb #25acbdff
 @dataclass
@@ -314,7 +310,6 @@ class RerankingRetriever:
     index = property(lambda self: self.retriever.index)
     config = property(lambda self: self.retriever.config)
     encoder = property(lambda self: self.retriever.encoder, lambda self, e: setattr(self.retriever, 'encoder', e))
-    def plan(self, *args, **kwargs): return self.retriever.plan(*args, **kwargs)
 
     def search(self, query:str, k:int|None=None, langs=None, mode:str='routed') -> Search:
         "The retriever's search; in routed mode and an applied direction, its top `depth` re-ranked down to `k`. Either way the confidence has `RERANK_CONFIDENCE`."

@@ -9,7 +9,7 @@ import regex
 
 # %% auto #0
 __all__ = ['ZWNJ', 'ZWJ', 'ENGLISH_ABBREVIATIONS', 'HINDI_LETTER_NAMES', 'STOPWORDS', 'normalize', 'script_counts', 'scripts_of',
-           'dominant_script', 'token_spans', 'tokenize', 'sentence_spans', 'split_sentences', 'content_tokens']
+           'dominant_script', 'token_spans', 'tokenize', 'sentence_spans', 'content_tokens']
 
 # %% ../nbs/01_text.ipynb #489cd973
 ZWNJ, ZWJ = '\u200c', '\u200d'
@@ -114,10 +114,6 @@ def _strip_span(text:str, a:int, b:int) -> tuple[int, int]:
     while a < b and text[a].isspace(): a += 1
     while b > a and text[b - 1].isspace(): b -= 1
     return a, b
-
-def split_sentences(text:str) -> list[str]:
-    "The sentences of `text` as strings."
-    return [text[a:b] for a, b in sentence_spans(text)]
 
 # %% ../nbs/01_text.ipynb #b910687a
 STOPWORDS = {
