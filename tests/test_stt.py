@@ -37,15 +37,18 @@ class Service:
     missing_fields: Callable[[], Reply]
     lang_field: str                         # the form field carrying the language
     hindi_code: str                         # what a request for Hindi sends in that field
+    unasked: tuple[str, str]                # (text, lang) the fake answers when no language is sent
 
 SARVAM = Service('sarvam', SarvamAPI.PATH, 'SARVAM_API_KEY', 'api-subscription-key',
                  lambda srv, **kw: SarvamTranscriber(base_url=srv.url, **kw),
                  lambda status, message='error', retry_after=None: SarvamAPI.error(status, message, retry_after=retry_after),
-                 SarvamAPI.rate_limited, SarvamAPI.ok, SarvamAPI.missing_fields, 'language_code', 'hi-IN')
+                 SarvamAPI.rate_limited, SarvamAPI.ok, SarvamAPI.missing_fields, 'language_code', 'hi-IN',
+                 (SarvamAPI.TEXTS['hi-IN'], 'hi'))                       # 'unknown' reads as Hindi
 ELEVENLABS = Service('elevenlabs', ElevenLabsAPI.PATH, 'ELEVENLABS_API_KEY', 'xi-api-key',
                      lambda srv, **kw: ElevenLabsTranscriber(base_url=srv.url, **kw),
                      lambda status, message='error', retry_after=None: ElevenLabsAPI.error(status, message, retry_after=retry_after),
-                     ElevenLabsAPI.rate_limited, ElevenLabsAPI.ok, ElevenLabsAPI.missing_fields, 'language_code', 'hi')
+                     ElevenLabsAPI.rate_limited, ElevenLabsAPI.ok, ElevenLabsAPI.missing_fields, 'language_code', 'hi',
+                     (ElevenLabsAPI.TEXTS['eng'], 'en'))                 # its default is English
 
 
 @pytest.fixture(scope='module')
@@ -84,8 +87,7 @@ def test_success(service, client, server, speech, keys):
     t = client.transcribe(speech)
     assert isinstance(t, Transcript) and isinstance(client, Transcriber)
     assert (t.provider, t.meta['attempts'], t.meta['model']) == (service.name, 1, client.model)
-    expected = (SarvamAPI.TEXTS['hi-IN'], 'hi') if service is SARVAM else (ElevenLabsAPI.TEXTS['eng'], 'en')   # no language sent: Sarvam's 'unknown' reads as Hindi, ElevenLabs' default is English
-    assert (t.text, t.lang) == expected and t.ms > 0
+    assert (t.text, t.lang) == service.unasked and t.ms > 0
     (req,) = server.requests_to(service.path)
     assert req.headers[service.key_header] == keys[service.key_env]
     assert (req.form['file'].data, req.form['file'].content_type, req.form['file'].filename) == (speech, 'audio/wav', 'recording.wav')
