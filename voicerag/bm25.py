@@ -14,9 +14,10 @@ from .core import DataError, atomic_write_json
 from .text import normalize, tokenize
 
 # %% auto #0
-__all__ = ['SAMPLE_STRIDE', 'SAMPLE_MIN_ROWS', 'BM25_METHODS', 'BUILD_BATCH', 'BM25_FORMAT', 'UNKNOWN_TERMS', 'Ranking',
-           'check_k', 'ranking_from', 'kth_largest', 'candidate_rows', 'top_k', 'load_array', 'term_ceilings',
-           'query_terms', 'batch_postings', 'stream_postings', 'bm25s_matrix', 'BM25Index']
+__all__ = ['SAMPLE_STRIDE', 'SAMPLE_MIN_ROWS', 'BM25_METHODS', 'BUILD_BATCH', 'DENSE_TERM_SHARE', 'BM25_FORMAT', 'UNKNOWN_TERMS',
+           'Ranking', 'check_k', 'ranking_from', 'kth_largest', 'candidate_rows', 'top_k', 'load_array',
+           'term_ceilings', 'query_terms', 'batch_postings', 'stream_postings', 'bm25s_matrix', 'dense_columns',
+           'BM25Index']
 
 # %% ../nbs/04_bm25.ipynb #8a7c559a
 def _check_ranking(rows:np.ndarray, scores:np.ndarray):
@@ -90,11 +91,15 @@ def kth_largest(values:np.ndarray, k:int):
 
 def candidate_rows(scores:np.ndarray, k:int, slack:float=0.0, sample_from:int=SAMPLE_MIN_ROWS) -> np.ndarray:
     "Rows (ascending) that can be in the top `k` positive scores when each score may be off by up to `slack` (threshold sampled from `sample_from * k` scores on)."
-    keep = scores > -slack
-    if np.count_nonzero(keep) <= k: return np.flatnonzero(keep)
     many = len(scores) >= max(sample_from, SAMPLE_STRIDE) * k                 # the sample then holds at least k scores
-    floor = kth_largest(scores[::SAMPLE_STRIDE] if many else scores, k)     # a sample's k-th largest is at most the whole vector's
-    rows = np.flatnonzero(keep & (scores >= floor - 2 * slack))
+    floor = kth_largest(scores[::SAMPLE_STRIDE], k) - 2 * slack if many else None   # a sample's k-th largest is at most the whole vector's
+    if floor is not None and floor > -slack:                               # at least k rows clear it, all above -slack: one pass
+        rows = np.flatnonzero(scores >= floor)
+    else:
+        keep = scores > -slack
+        if np.count_nonzero(keep) <= k: return np.flatnonzero(keep)
+        if floor is None: floor = kth_largest(scores, k) - 2 * slack
+        rows = np.flatnonzero(keep & (scores >= floor))
     if many and len(rows) > 4 * SAMPLE_STRIDE * k:                         # a thin sample (mostly zeros): the exact k-th among these
         rows = rows[scores[rows] >= kth_largest(scores[rows], k) - 2 * slack]
     return rows
@@ -175,6 +180,18 @@ def bm25s_matrix(doc, term, tf, lengths, n_terms:int, k1:float, b:float, method:
     return {'data': scores[order], 'indices': doc[order], 'indptr': indptr, 'num_docs': n_docs}
 
 # %% ../nbs/04_bm25.ipynb #54c3cc1b
+DENSE_TERM_SHARE = 0.25   # a term in at least a quarter of the rows is scored from a dense column (chosen in `20_scale`)
+
+def dense_columns(matrix:dict, share:float=DENSE_TERM_SHARE) -> dict[int, np.ndarray]:
+    "Per term in at least `share` of the rows, its column of a bm25s score matrix as a dense float32 vector over the rows."
+    data, indices, indptr, n = matrix['data'], matrix['indices'], matrix['indptr'], int(matrix['num_docs'])
+    out = {}
+    for t in np.flatnonzero(np.diff(indptr) >= share * n):
+        column = np.zeros(n, np.float32)
+        column[indices[indptr[t]:indptr[t + 1]]] = data[indptr[t]:indptr[t + 1]]
+        out[int(t)] = column
+    return out
+
 class BM25Index:
     "BM25 over rows `0..n-1` (bm25s underneath, voicerag.text tokens); `search` returns scores as fractions of the query's ceiling."
     def __init__(self, model:bm25s.BM25):
@@ -185,6 +202,7 @@ class BM25Index:
         doc_freqs = np.diff(model.scores['indptr'])          # one stored entry per (document, term) pair
         self._ceilings = term_ceilings(doc_freqs, self.n_docs, model.method, model.k1)
         self._unknown_ceiling = float(term_ceilings(np.ones(1), self.n_docs, model.method, model.k1)[0])   # as rare as a known term can be
+        self._dense = dense_columns(model.scores)
 
     @classmethod
     def build(cls, texts:Sequence[str], k1:float=1.5, b:float=0.75, method:str='lucene') -> BM25Index:
@@ -208,8 +226,7 @@ class BM25Index:
 
     def scores(self, query:str|Sequence[str]) -> np.ndarray:
         "Raw BM25 score of every row for `query` (float32, zeros where nothing matches)."
-        ids = self.term_ids(query)
-        return self.model.get_scores_from_ids(ids) if len(ids) else np.zeros(self.n_docs, np.float32)
+        return self._raw_scores(self.term_ids(query))
 
     def ceiling(self, query:str|Sequence[str], unknown_terms:str='count') -> float:
         "The best BM25 score `query` could reach: its known terms' ceilings, plus (with 'count') each unknown term priced as a term in one document."
@@ -220,7 +237,18 @@ class BM25Index:
         k, (ids, n_unknown) = check_k(k), self._lookup(query)
         ceiling = self._ceiling(ids, n_unknown, unknown_terms)
         if not len(ids) or ceiling <= 0: return Ranking.empty()
-        return top_k(self.model.get_scores_from_ids(ids) / np.float32(ceiling), k)
+        scores = self._raw_scores(ids)
+        return top_k(np.divide(scores, np.float32(ceiling), out=scores), k)
+
+    def _raw_scores(self, ids:np.ndarray) -> np.ndarray:
+        "bm25s's sum of the terms' columns, bit for bit, term by term in query order: a common term's dense column added whole, another's postings added at their rows."
+        m = self.model.scores
+        out = np.zeros(self.n_docs, np.float32)
+        for t in ids:
+            column = self._dense.get(int(t))
+            if column is not None: np.add(out, column, out=out)
+            else: np.add.at(out, m['indices'][m['indptr'][t]:m['indptr'][t + 1]], m['data'][m['indptr'][t]:m['indptr'][t + 1]])
+        return out
 
     def _lookup(self, query) -> tuple[np.ndarray, int]:
         "Ids of the query's distinct known terms, and how many of its distinct terms are unknown."
