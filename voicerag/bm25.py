@@ -16,8 +16,8 @@ from .text import normalize, tokenize
 # %% auto #0
 __all__ = ['SAMPLE_STRIDE', 'SAMPLE_MIN_ROWS', 'BM25_METHODS', 'BUILD_BATCH', 'DENSE_TERM_SHARE', 'BM25_FORMAT', 'UNKNOWN_TERMS',
            'Ranking', 'check_k', 'ranking_from', 'kth_largest', 'candidate_rows', 'top_k', 'load_array',
-           'term_ceilings', 'query_terms', 'batch_postings', 'stream_postings', 'bm25s_matrix', 'dense_columns',
-           'BM25Index']
+           'term_ceilings', 'query_terms', 'batch_postings', 'stream_postings', 'bm25s_matrix', 'postings',
+           'dense_columns', 'BM25Index']
 
 # %% ../nbs/04_bm25.ipynb #8a7c559a
 def _check_ranking(rows:np.ndarray, scores:np.ndarray):
@@ -180,16 +180,20 @@ def bm25s_matrix(doc, term, tf, lengths, n_terms:int, k1:float, b:float, method:
     return {'data': scores[order], 'indices': doc[order], 'indptr': indptr, 'num_docs': n_docs}
 
 # %% ../nbs/04_bm25.ipynb #54c3cc1b
-DENSE_TERM_SHARE = 0.25   # a term in at least a quarter of the rows is scored from a dense column (chosen in `20_scale`)
+DENSE_TERM_SHARE = 0.25   # a term in at least a quarter of the rows is scored from a dense column (measured in `20_scale`)
+
+def postings(matrix:dict, term:int) -> tuple[np.ndarray, np.ndarray]:
+    "The rows holding `term` and its scores there, from a bm25s score matrix (one column per term)."
+    span = slice(matrix['indptr'][term], matrix['indptr'][term + 1])
+    return matrix['indices'][span], matrix['data'][span]
 
 def dense_columns(matrix:dict, share:float=DENSE_TERM_SHARE) -> dict[int, np.ndarray]:
     "Per term in at least `share` of the rows, its column of a bm25s score matrix as a dense float32 vector over the rows."
-    data, indices, indptr, n = matrix['data'], matrix['indices'], matrix['indptr'], int(matrix['num_docs'])
-    out = {}
-    for t in np.flatnonzero(np.diff(indptr) >= share * n):
-        column = np.zeros(n, np.float32)
-        column[indices[indptr[t]:indptr[t + 1]]] = data[indptr[t]:indptr[t + 1]]
-        out[int(t)] = column
+    n, out = int(matrix['num_docs']), {}
+    for t in np.flatnonzero(np.diff(matrix['indptr']) >= share * n):
+        rows, scores = postings(matrix, t)
+        out[int(t)] = column = np.zeros(n, np.float32)
+        column[rows] = scores
     return out
 
 class BM25Index:
@@ -242,12 +246,11 @@ class BM25Index:
 
     def _raw_scores(self, ids:np.ndarray) -> np.ndarray:
         "bm25s's sum of the terms' columns, bit for bit, term by term in query order: a common term's dense column added whole, another's postings added at their rows."
-        m = self.model.scores
         out = np.zeros(self.n_docs, np.float32)
         for t in ids:
             column = self._dense.get(int(t))
             if column is not None: np.add(out, column, out=out)
-            else: np.add.at(out, m['indices'][m['indptr'][t]:m['indptr'][t + 1]], m['data'][m['indptr'][t]:m['indptr'][t + 1]])
+            else: np.add.at(out, *postings(self.model.scores, t))
         return out
 
     def _lookup(self, query) -> tuple[np.ndarray, int]:
