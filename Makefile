@@ -57,7 +57,7 @@ test-slow: install sysdeps
 demo: install
 	$(BIN)/voicerag-demo
 
-# the same questions in the terminal, no browser
+# ask questions in the terminal, no browser (voicerag-demo --text)
 demo-text: install
 	$(BIN)/voicerag-demo --text
 

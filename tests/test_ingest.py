@@ -2,8 +2,10 @@
 
 In a temporary data home, with the hashing encoder, sentence chunks and no reader (fast): a folder of a .txt, a .md, an
 .html and a .pdf file, and a CSV table, are each built and asked; a bad CSV row stops the build with exit status 2 and
-names the file, row and field; `--name default` is refused; and the default index already in that home is untouched
-by all of it. `nbs/02a_ingest.ipynb` tests every reader on its own."""
+names the file, row and field, and so does a quote that is never closed (which would read the next rows into one cell);
+errors name the columns as the user named them; Markdown is indexed without its markup, HTML without its navigation and
+footers, and a heading as a sentence of its own; `--name default` is refused; and the default index already in that home
+is untouched by all of it. `nbs/02a_ingest.ipynb` tests every reader on its own."""
 import json, os, subprocess, sys
 from pathlib import Path
 import pytest
@@ -112,3 +114,76 @@ def test_other_errors_are_one_line(home, docs, tmp_path):
         done = run(home, 'voicerag-build', '--corpus', source, '--name', 'bad')
         assert done.returncode == 2 and done.stderr.startswith(f'voicerag: {message}') and done.stderr.count('\n') == 1, done.stderr
         assert str(source) in done.stderr
+
+def passages(home:Path, name:str) -> dict:
+    "The stored text of each passage of index `name`, by id."
+    lines = (home/'indexes'/name/'passages.jsonl').read_text(encoding='utf-8').splitlines()
+    return {row['id']: row['text'] for row in map(json.loads, lines)}
+
+def test_unclosed_quote_stops_the_build(home, tmp_path):
+    before = default_state(home)
+    table = tmp_path/'owls.csv'
+    table.write_text('id,text\nb1,"unterminated quote about owls\nb2,fine row\n', encoding='utf-8')
+    done = run(home, 'voicerag-build', '--corpus', table, '--name', 'owls')
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f'voicerag: unterminated quote: the quoted cell that opens here is never closed, so the 1 line after it would be '
+                           f'read into it (file {table}, row 2, field text)\n')
+    table.write_text("id,text\nb1,\"owls\nb2,fine row\nb3,5'11\"\n", encoding='utf-8')          # closed, but rows later
+    done = run(home, 'voicerag-build', '--corpus', table, '--name', 'owls')
+    assert done.returncode == 2 and "runs on into line 3, which reads as a row of its own ('b2,fine row')" in done.stderr, done.stderr
+    assert done.stderr.endswith(f'(file {table}, row 2, field text)\n')
+    assert not (home/'indexes'/'owls').exists() and default_state(home) == before
+    table.write_text('id,text\nb1,"Owls hunt at night.\nHowever, barn owls also hunt at dusk."\nb2,Bats hunt insects in the dark.\n',
+                     encoding='utf-8')                                                              # a cell that does span lines
+    done = run(home, 'voicerag-build', '--corpus', table, '--name', 'owls')
+    assert done.returncode == 0, done.stderr
+    assert passages(home, 'owls') == {'b1': 'Owls hunt at night. However, barn owls also hunt at dusk.', 'b2': 'Bats hunt insects in the dark.'}
+
+def test_errors_name_the_users_columns(home, tmp_path):
+    rows = {'dupid': [{'pid': 'a1', 'body': 'Owls hunt at night.'}, {'pid': 'a1', 'body': 'Bats hunt insects.'}],
+            'nulls': [{'pid': 'a1', 'body': 'Owls hunt at night.'}, {'pid': 'a2', 'body': None}]}
+    for stem, objs in rows.items(): (tmp_path/f'{stem}.jsonl').write_text(''.join(json.dumps(o) + '\n' for o in objs), encoding='utf-8')
+    (tmp_path/'tab.jsonl').write_text('{"pid": "a1", "body": "Owls hunt at night."}\n{"pid": "a2", "body": "Bats\tmoths"}\n', encoding='utf-8')
+    cases = [('dupid.jsonl', 'body', "passage id 'a1' occurs twice with different content (file {}, row 2, field pid)"),
+             ('nulls.jsonl', 'body', 'empty text (null) (file {}, row 2, field body)'),
+             ('dupid.jsonl', 'nosuch', "no text column 'nosuch': the keys of its first row are pid, body (file {})"),
+             ('tab.jsonl', 'body', "bad JSON line: Invalid control character '\\t' at column 28 (file {}, row 2)")]
+    for file, text_col, message in cases:
+        done = run(home, 'voicerag-build', '--corpus', tmp_path/file, '--name', 'cols', '--id-col', 'pid', '--text-col', text_col, '--lang', 'en')
+        assert done.returncode == 2 and done.stderr == f'voicerag: {message.format(tmp_path/file)}\n', done.stderr
+    (tmp_path/'faq.csv').write_text('question_id,answer_text\nq1,Matcha is powdered green tea.\nq2,Chai is spiced tea.\n', encoding='utf-8')
+    done = run(home, 'voicerag-build', '--corpus', tmp_path/'faq.csv', '--name', 'cols', '--text-col', 'answer')
+    assert done.stderr == f"voicerag: no text column 'answer': its columns are question_id, answer_text (file {tmp_path/'faq.csv'})\n"
+    assert not (home/'indexes'/'cols').exists()
+
+def test_markup_and_boilerplate_are_not_indexed(home, tmp_path):
+    site = tmp_path/'site'
+    site.mkdir()
+    (site/'sornfell.md').write_text('# Sornfell Island\n\nThe Sornfell causeway joins the island to the mainland. It is **14 kilometres '
+                                    'long** and _very_ windy at high tide.\n\n## Research station\nThe Sornfell research station was '
+                                    'built in 1961 by [Ilse Varga](https://example.org/varga).\n\n![The station](station.png)\n', encoding='utf-8')
+    (site/'pellwick.html').write_text('<html><head><title>The Pellwick Bakery</title></head><body><header><a href="/">Pellwick</a></header>'
+                                      '<nav><a href="/">Home</a> | <a href="/about">About</a> | <a href="/contact">Contact</a></nav>'
+                                      '<main><h1>The Pellwick Bakery</h1><p>The Pellwick Bakery was opened in 1923 by Ada Pellwick.</p></main>'
+                                      '<footer>Copyright Pellwick, all rights reserved</footer></body></html>', encoding='utf-8')
+    (site/'darjeeling.txt').write_text('Darjeeling Tea Gardens\n\nThe first experimental gardens were planted in 1841 by Archibald '
+                                       'Campbell.\n', encoding='utf-8')
+    done = run(home, 'voicerag-build', '--corpus', site, '--name', 'site')
+    assert done.returncode == 0, done.stderr
+    stored = passages(home, 'site')
+    assert stored == {
+        'darjeeling.txt': 'Darjeeling Tea Gardens. The first experimental gardens were planted in 1841 by Archibald Campbell.',
+        'pellwick.html': 'The Pellwick Bakery. The Pellwick Bakery was opened in 1923 by Ada Pellwick.',
+        'sornfell.md': 'Sornfell Island. The Sornfell causeway joins the island to the mainland. It is 14 kilometres long and very windy '
+                       'at high tide. Research station. The Sornfell research station was built in 1961 by Ilse Varga.'}
+    for question, file, sentence in [('How many kilometres long is the causeway?', 'sornfell.md', 'It is 14 kilometres long and very windy at high tide.'),
+                                     ('Who built the Sornfell research station?', 'sornfell.md',
+                                      'The Sornfell research station was built in 1961 by Ilse Varga.'),
+                                     ('When was the Pellwick Bakery opened?', 'pellwick.html', 'The Pellwick Bakery was opened in 1923 by Ada Pellwick.'),
+                                     ('When were the first experimental gardens planted?', 'darjeeling.txt',
+                                      'The first experimental gardens were planted in 1841 by Archibald Campbell.')]:
+        result = ask(home, 'site', question)
+        cited = result['citations'][0]
+        assert cited['passage_id'] == file, (question, result)
+        assert stored[file][cited['start']:cited['end']] == sentence, (question, result)   # a whole sentence, no heading glued on
+        assert result['answer'].startswith(sentence), (question, result)

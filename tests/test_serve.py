@@ -194,17 +194,32 @@ def test_no_token_means_loopback_only(home):
     done = subprocess.run([BIN/'voicerag-serve', '--host', '0.0.0.0', '--name', 'tiny'], env=server_env(home), capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and 'without VOICERAG_API_TOKEN' in done.stderr, done.stderr
 
-def test_damaged_index_is_refused_at_start(home, tmp_path):
+def test_damaged_index_is_refused_at_start(home):
     broken = home/'indexes'/'broken'
     shutil.copytree(home/'indexes'/'tiny', broken)
     victim = max((p for p in broken.rglob('*') if p.is_file() and p.name != 'manifest.json'), key=lambda p: p.stat().st_size)
     data = bytearray(victim.read_bytes()); data[len(data) // 2] ^= 0xFF; victim.write_bytes(bytes(data))
-    with serving(server_env(home), '--name', 'broken', tmp=tmp_path) as served:
-        r = httpx.get(served.url + '/v1/ready')
-        assert r.status_code == 503 and not r.json()['ready'] and 'IndexLoadError' in r.json()['reason'], r.text
-        assert str(home) not in r.text and httpx.get(served.url + '/v1/health').status_code == 200
-        assert ask(served.url, QUESTION).status_code == 503
-    assert any(l.get('event') == 'load_failed' for l in served.log_lines())
+    done = start_and_fail(home, 'broken')
+    failed = [json.loads(l) for l in done.stderr.splitlines() if l.startswith('{') and '"load_failed"' in l]
+    assert len(failed) == 1 and failed[0]['error'] == 'IndexLoadError', done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1].startswith('voicerag: '), done.stderr[-2000:]
+
+def start_and_fail(home:Path, name:str) -> subprocess.CompletedProcess:
+    "voicerag-serve over an index that cannot be loaded: it must end by itself with status 2 and one line, no traceback (30 s, or the test fails)."
+    done = subprocess.run([BIN/'voicerag-serve', '--name', name, '--port', str(free_port())], env=server_env(home), capture_output=True,
+                          text=True, timeout=30)
+    assert done.returncode == 2 and 'Traceback' not in done.stderr, (done.returncode, done.stderr[-2000:])
+    return done
+
+def test_missing_index_ends_the_server_as_voicerag_ask_ends(home):
+    "A pipeline that cannot load is terminal: no server left running whose /v1/health says ok while every question gets 503."
+    t0 = time.monotonic()
+    served = start_and_fail(home, 'nosuch')
+    assert time.monotonic() - t0 < 20, time.monotonic() - t0
+    asked = subprocess.run([BIN/'voicerag-ask', '--name', 'nosuch', QUESTION], env=server_env(home), capture_output=True, text=True, timeout=60)
+    assert asked.returncode == 2 and asked.stderr.startswith("voicerag: index 'nosuch' is missing"), asked.stderr
+    assert served.stderr.strip().splitlines()[-1] == asked.stderr.strip(), served.stderr[-2000:]
+    assert any(json.loads(l).get('event') == 'load_failed' for l in served.stderr.splitlines() if l.startswith('{')), served.stderr[-2000:]
 
 def test_failing_speech_provider(home, tmp_path):
     with fake_stt_server() as fake:

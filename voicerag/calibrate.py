@@ -6,6 +6,7 @@
 from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
+import math
 import numpy as np
 from .core import VoiceragError
 from .abstain import Abstainer, LogisticAbstainer
@@ -15,8 +16,9 @@ from .rerank import Reranker, rerank_path
 from .serving import serving_retriever
 
 # %% auto #0
-__all__ = ['CalibrationError', 'ThresholdFit', 'wilson_upper', 'fit_threshold', 'fit_abstainer', 'auroc_ci', 'held_out_articles',
-           'article_of', 'corpus_without', 'calibration_index', 'calibration_retriever']
+__all__ = ['CalibrationError', 'ThresholdFit', 'wilson_upper', 'min_out_of_scope', 'require_enough', 'fit_threshold',
+           'fit_abstainer', 'auroc_ci', 'held_out_articles', 'article_of', 'corpus_without', 'calibration_index',
+           'calibration_retriever']
 
 # %% ../nbs/11_calibrate.ipynb #58ff949e
 class CalibrationError(VoiceragError):
@@ -42,10 +44,38 @@ def _scores(values, name:str) -> np.ndarray:
     if not np.isfinite(v).all(): raise ValueError(f'{name} holds a non-finite score at position {int(np.argmin(np.isfinite(v)))}')
     return v
 
-def wilson_upper(k, n:int, z:float=1.645) -> np.ndarray:
+_Z = 1.645                # one-sided 95%
+
+def wilson_upper(k, n:int, z:float=_Z) -> np.ndarray:
     "One-sided 95% Wilson upper bound of a rate observed as `k` of `n` (`k` may be an array)."
     p = np.asarray(k, dtype=float) / n
     return (p + z*z/(2*n) + z * np.sqrt(p*(1 - p)/n + z*z/(4*n*n))) / (1 + z*z/n)
+
+_SLACK = 1e-12            # a rate this far over the ceiling still meets it (floating-point noise)
+
+def min_out_of_scope(max_false_answer:float=0.05, bound:str='upper') -> int|None:
+    """The fewest out-of-scope questions with which `fit_threshold` can meet `max_false_answer` at all, when none of them is
+    answered; None when no number can (a zero ceiling under the upper bound)."""
+    if bound == 'point': return 1
+    if max_false_answer <= 0: return None
+    n = max(1, math.ceil(_Z**2 * (1 - max_false_answer) / max_false_answer))   # wilson_upper(0, n) = z²/(n + z²)
+    while n > 1 and wilson_upper(0, n - 1) <= max_false_answer + _SLACK: n -= 1     # exactly as fit_threshold judges it
+    while wilson_upper(0, n) > max_false_answer + _SLACK: n += 1
+    return n
+
+def require_enough(counts:Mapping[str, tuple[int, int]], max_false_answer:float=0.05, bound:str='upper'):
+    """`CalibrationError` when a language of `counts` ({language: (answerable, unanswerable)}) has too few questions of either
+    kind for `fit_threshold` to meet the ceiling at all; it names each such language, the count given and the count needed."""
+    need, ceiling = min_out_of_scope(max_false_answer, bound), f'{max_false_answer * 100:g}% false answers'
+    ceiling = f'a 95% upper bound of {ceiling}' if bound == 'upper' else f'at most {ceiling}'
+    short = []
+    for lang, (n_answerable, n_unanswerable) in sorted(counts.items()):
+        if n_answerable < 1: short.append(f'{lang}: no answerable questions given; at least 1 is needed')
+        if need is None: short.append(f'{lang}: no number of unanswerable questions can show {ceiling}')
+        elif n_unanswerable < need:
+            short.append(f'{lang}: {n_unanswerable} unanswerable question{"" if n_unanswerable == 1 else "s"} given; '
+                         f'at least {need} are needed for {ceiling}')
+    if short: raise CalibrationError('; '.join(short) + '; add more')
 
 def fit_threshold(scores_answerable:Sequence[float], scores_out_of_scope:Sequence[float], max_false_answer:float=0.05,
                   bound:str='point', per:int|None=None) -> ThresholdFit:
@@ -61,14 +91,21 @@ def fit_threshold(scores_answerable:Sequence[float], scores_out_of_scope:Sequenc
     false_count = neg.size - np.searchsorted(np.sort(neg), candidates, side='left')
     false = false_count / per
     judged = false if bound == 'point' else wilson_upper(false_count, per)
-    ok = np.flatnonzero(judged <= max_false_answer + 1e-12)
+    ok = np.flatnonzero(judged <= max_false_answer + _SLACK)
     n = dict(max_false_answer=max_false_answer, n_answerable=int(pos.size), n_out_of_scope=int(neg.size))
     if not ok.size:
+        upper, asked = bound == 'upper', 'out-of-scope questions' if per == neg.size else 'questions'
+        if false_count[0] == 0:          # nothing out of scope scores that high, yet the bound is over the ceiling: too few to bound it
+            need = min_out_of_scope(max_false_answer, bound)
+            why = (f'no out-of-scope score reaches the best answerable score {candidates[0]:.4g}, but {per} {asked} are too few: '
+                   f'with none answered the 95% upper bound is {judged[0]:.1%}; '
+                   + (f'at least {need} are needed' if need else 'no number of questions brings it to 0'))
+        else:
+            why = (f'{false[0]:.1%} {"of out-of-scope questions" if per == neg.size else f"of {per} questions"} score at least the '
+                   f'best answerable score {candidates[0]:.4g}{f" (95% upper bound {judged[0]:.1%})" if upper else ""}; the distributions overlap')
         return ThresholdFit(False, None, 0.0, 0.0, reason=(
             f'no threshold answers any answerable question with at most {max_false_answer:.1%} false answers'
-            f'{" (95% upper bound)" if bound == "upper" else ""}: '
-            f'{false[0]:.1%} {"of out-of-scope questions" if per == neg.size else f"of {per} questions"} score at least the best answerable score {candidates[0]:.4g}; '
-            'the distributions overlap'), **n)
+            f'{" (95% upper bound)" if upper else ""}: {why}'), **n)
     best = ok[-1]                                                               # the lowest candidate meeting the ceiling
     t = candidates[best]
     below = np.concatenate([pos[pos < t], neg[neg < t]])

@@ -52,6 +52,13 @@ def read_json(path):
     try: return json.loads(text)
     except json.JSONDecodeError as e: raise DataError(f'not valid JSON: {e.msg}', path=path, row=e.lineno) from e
 
+def _json_problem(e:json.JSONDecodeError, line:str) -> str:
+    "What is wrong with a JSON line, and at which column: json's messages end in 'at' and leave the place to `str(e)`."
+    where = f'{e.msg} column {e.colno}' if e.msg.endswith(' at') else f'{e.msg} at column {e.colno}'
+    if e.msg.startswith('Invalid control character') and e.pos < len(line):      # say which one: a tab or a line break pasted into a string
+        where = where.replace('character', f'character {line[e.pos]!r}', 1)
+    return where
+
 def iter_jsonl(path) -> Iterator[tuple[int, dict]]:
     "(line number, object) for each non-blank line of a JSON-lines file (`.gz` read transparently)."
     path, n = Path(path), 0
@@ -60,7 +67,7 @@ def iter_jsonl(path) -> Iterator[tuple[int, dict]]:
             for n, line in enumerate(f, 1):
                 if not line.strip(): continue
                 try: obj = json.loads(line)
-                except json.JSONDecodeError as e: raise DataError(f'bad JSON line: {e.msg}', path=path, row=n) from e
+                except json.JSONDecodeError as e: raise DataError(f'bad JSON line: {_json_problem(e, line)}', path=path, row=n) from e
                 if not isinstance(obj, dict): raise DataError(f'expected a JSON object, got {type(obj).__name__}', path=path, row=n)
                 yield n, obj
     except _READ_ERRORS as e: raise DataError(f'unreadable file: {e}', path=path, row=n + 1) from e
@@ -82,15 +89,16 @@ class Corpus:
         self._docs: dict[str, dict[str, Passage]] = {}
         for p in passages: self.add(p)
 
-    def add(self, p:Passage, path=None, row=None) -> bool:
-        "Add `p`; False if the identical passage is already here, a DataError (located at `path`, `row`) if it conflicts."
+    def add(self, p:Passage, path=None, row=None, columns:Mapping[str, str]|None=None) -> bool:
+        "Add `p`; False if the identical passage is already here, a DataError (located at `path`, `row`, in the `columns` a file names its fields by) if it conflicts."
+        col = {'id': 'id', 'doc_id': 'doc_id', **(columns or {})}
         old = self._by_id.get(p.id)
         if old is not None:
-            if old != p: raise DataError(f'passage id {p.id!r} occurs twice with different content', path, row, 'id')
+            if old != p: raise DataError(f'passage id {p.id!r} occurs twice with different content', path, row, col['id'])
             return False
         versions = self._docs.setdefault(p.doc_id, {})
         if p.lang in versions:
-            raise DataError(f'document {p.doc_id!r} has two {p.lang!r} versions: {versions[p.lang].id!r} and {p.id!r}', path, row, 'doc_id')
+            raise DataError(f'document {p.doc_id!r} has two {p.lang!r} versions: {versions[p.lang].id!r} and {p.id!r}', path, row, col['doc_id'])
         versions[p.lang] = self._by_id[p.id] = p
         return True
 
@@ -419,6 +427,7 @@ def passage_columns(columns:Mapping[str, str]|None=None) -> dict[str, str]:
 
 def _required(row:dict, column:str, path, n) -> str:
     if column not in row: raise DataError(f'missing field {column!r}', path, n, column)
+    if row[column] is None: raise DataError('empty text (null)', path, n, column)       # a JSON null, a Parquet null
     return _text(row[column], path, n, column)
 
 def passage_from_row(row:dict, path=None, n:int|None=None, columns:Mapping[str, str]|None=None) -> Passage:
@@ -435,7 +444,7 @@ def corpus_from_rows(rows:Iterable[tuple[int, dict]], path, name:str, columns:Ma
     corpus = Corpus(name=name)
     for n, row in rows:
         p = passage_from_row(row, path, n, columns)
-        if not corpus.add(p, path, n): raise DataError(f'passage id {p.id!r} occurs twice', path, n, passage_columns(columns)['id'])
+        if not corpus.add(p, path, n, columns): raise DataError(f'passage id {p.id!r} occurs twice', path, n, passage_columns(columns)['id'])
     if not len(corpus): raise DataError('no passages', path=path)
     return corpus
 

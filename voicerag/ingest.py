@@ -5,8 +5,9 @@
 # %% ../nbs/02a_ingest.ipynb #75cc9dba
 from __future__ import annotations
 import csv, re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
+from itertools import chain, groupby
 from pathlib import Path
 from .core import DataError, Passage
 from .data import (MSMARCO_XI_BASE_URL, PASSAGE_FIELDS, Corpus, DownloadError, corpus_from_rows, fetch_msmarco_xi,
@@ -16,8 +17,9 @@ from .text import dominant_script, normalize
 
 # %% auto #0
 __all__ = ['TABLE_READERS', 'DOCUMENT_SUFFIXES', 'MSMARCO_PREFIX', 'DOCUMENT_READERS', 'script_lang', 'iter_delimited',
-           'load_table', 'read_text_file', 'read_markdown', 'read_html', 'read_pdf', 'document_files',
-           'document_passage', 'load_documents', 'parse_msmarco_source', 'load_msmarco_source', 'load_corpus']
+           'load_table', 'as_sentences', 'read_text_file', 'html_text', 'read_html', 'markdown_text', 'read_markdown',
+           'read_pdf', 'document_files', 'document_passage', 'load_documents', 'parse_msmarco_source',
+           'load_msmarco_source', 'load_corpus']
 
 # %% ../nbs/02a_ingest.ipynb #90bc756c
 def script_lang(text:str) -> str:
@@ -25,22 +27,101 @@ def script_lang(text:str) -> str:
     return 'hi' if dominant_script(text) == 'devanagari' else 'en'
 
 # %% ../nbs/02a_ingest.ipynb #9b93a1f5
+class _KeptLines:
+    "A file's lines as `csv.reader` takes them, keeping those of the record being read (to locate a quote problem in it)."
+    def __init__(self, f): self.f, self.kept = f, []
+    def __iter__(self): return self
+    def __next__(self):
+        self.kept.append(line := next(self.f))
+        return line
+
+def _bad_quote(raw:str, delimiter:str) -> tuple[int, int, int|None, str]|None:
+    "(cell index, line its quote opened on, line it closed on or None, the text after that quote) of the first badly quoted cell of `raw`, one CSV record's text; lines count from 0."
+    cell = line = i = 0
+    while i < len(raw):
+        if raw[i] == '"':                                                # a quoted cell: find the quote that closes it
+            opened, i = line, i + 1
+            while (j := raw.find('"', i)) >= 0 and raw.startswith('""', j):
+                line, i = line + raw.count('\n', i, j), j + 2                   # a doubled quote is a quote in the text
+            if j < 0: return cell, opened, None, ''                            # never closed
+            line, i = line + raw.count('\n', i, j), j + 1
+            if i < len(raw) and raw[i] not in (delimiter, '\r', '\n'):         # closed, and the cell goes on
+                return cell, opened, line, raw[i:].split('\n', 1)[0].rstrip('\r')
+        while i < len(raw) and raw[i] not in (delimiter, '\r', '\n'): i += 1  # an unquoted cell
+        if i < len(raw) and raw[i] != delimiter: break                       # the end of the record
+        cell, i = cell + 1, i + 1
+    return None
+
+def _shorten(text:str, n:int=40) -> str: return text if len(text) <= n else text[:n - 1] + '…'
+def _column(header:list|None, k:int) -> str: return header[k] if header and k < len(header) else f'cell {k + 1}'
+
+def _quote_error(e:csv.Error, raw:str, start:int, end:int, header:list|None, path:Path, delimiter:str) -> DataError:
+    "The DataError for the record on lines `start`..`end` (its text `raw`) that csv refused, at the line and column where its bad quote opened."
+    if (found := _bad_quote(raw, delimiter)) is None: return DataError(f'unreadable file: {e}', path=path, row=start)
+    cell, opened, closed, after = found
+    row, field = start + opened, _column(header, cell)
+    if closed is not None:
+        return DataError(f'stray quote: the quoted cell that opens here is closed by a quote on line {start + closed} followed by '
+                         f'{_shorten(after)!r}; a quote inside a quoted cell is written twice ("")', path, row, field)
+    if 'field larger' in str(e):
+        return DataError(f'unterminated quote? the quoted cell that opens here runs past line {end}, over {csv.field_size_limit()} characters',
+                         path, row, field)
+    rest = f', so the {end - row} line{"s" * (end - row > 1)} after it would be read into it' if end > row else ''
+    return DataError(f'unterminated quote: the quoted cell that opens here is never closed{rest}', path, row, field)
+
+def _records(f, path:Path, delimiter:str) -> Iterator[tuple[int, int, list[str]]]:
+    "(first line, last line, cells) of each record of the open CSV file `f`, read strictly; a quote problem is a DataError where it opened."
+    lines = _KeptLines(f)
+    reader, header = csv.reader(lines, delimiter=delimiter, strict=True), None
+    while True:
+        start = reader.line_num + 1
+        lines.kept.clear()
+        try: cells = next(reader)
+        except StopIteration: return
+        except csv.Error as e: raise _quote_error(e, ''.join(lines.kept), start, reader.line_num, header, path, delimiter) from e
+        if header is None: header = cells
+        yield start, reader.line_num, cells
+
+def _shape(cell:str) -> str:
+    "A cell's shape: letters 'a', digits '9', white space ' ', other characters as they are, a run of one kind once ('b12' -> 'a9')."
+    kinds = ('a' if c.isalpha() else '9' if c.isdigit() else ' ' if c.isspace() else c for c in cell.strip())
+    return ''.join(k for k, _ in groupby(kinds))
+
+def _row_inside(cells:list[str], width:int, start:int, key:str, delimiter:str) -> tuple[int, int, int, str]|None:
+    "(cell index, line its quote opened on, line number, line) of a line inside a quoted cell of a record starting on line `start` that reads as a row: `width` cells, the first shaped like the record's first cell (or `key`, the last row's)."
+    line = start
+    for k, cell in enumerate(cells):
+        if '\n' in cell and width >= 2:
+            shape = _shape(cells[0] if k else key)
+            if len(shape) > 1 and ' ' not in shape:                         # a key: letters, digits and signs mixed, no white space
+                for j, text in enumerate(cell.split('\n')[1:], 1):
+                    row = next(csv.reader([text.rstrip('\r')], delimiter=delimiter), [])
+                    if len(row) == width and _shape(row[0]) == shape: return k, line, line + j, text.rstrip('\r')
+        line += cell.count('\n')
+    return None
+
 def iter_delimited(path, delimiter:str=',') -> Iterator[tuple[int, dict]]:
-    "(line number, {column: cell}) for each row of a CSV (or, with `delimiter='\\t'`, TSV) file with a header row, read as UTF-8."
+    "(line number, {column: cell}) for each row of a CSV (or, with `delimiter='\\t'`, TSV) file with a header row, read as UTF-8; a quote that is not closed is an error."
     path, n = Path(path), 1
     if not path.is_file(): raise DataError('file not found', path=path)
     try:
         with open(path, encoding='utf-8-sig', newline='') as f:
-            reader = csv.reader(f, delimiter=delimiter)
-            header = next(reader, None)
+            records = _records(f, path, delimiter)
+            _, _, header = next(records, (1, 1, []))
             if not header: raise DataError('no header row', path=path, row=1)
             if twice := sorted({c for c in header if header.count(c) > 1}): raise DataError(f'column {twice[0]!r} occurs twice in the header', path, 1, twice[0])
-            for cells in reader:
-                n = reader.line_num
-                if not cells: continue                                         # a blank line
+            key = ''                                                               # the last row's first cell
+            for start, n, cells in records:
+                if not cells: continue                                             # a blank line
+                if inside := _row_inside(cells, len(header), start, key, delimiter):
+                    k, opened, line, text = inside
+                    raise DataError(f'unterminated quote? the quoted cell that opens here runs on into line {line}, which reads as a row of its own '
+                                    f'({_shorten(text)!r}); close the quote (a cell that holds such a line can be given as JSON lines)',
+                                    path, opened, _column(header, k))
                 if len(cells) != len(header): raise DataError(f'{len(cells)} cells where the header has {len(header)}', path, n)
+                if '\n' not in cells[0]: key = cells[0]
                 yield n, dict(zip(header, cells))
-    except (csv.Error, UnicodeDecodeError) as e: raise DataError(f'unreadable file: {e}', path=path, row=n + 1) from e
+    except UnicodeDecodeError as e: raise DataError(f'unreadable file: {e}', path=path, row=n + 1) from e
 
 # %% ../nbs/02a_ingest.ipynb #c9939672
 TABLE_READERS = {'.jsonl': iter_jsonl, '.jsonl.gz': iter_jsonl, '.csv': iter_delimited,
@@ -64,41 +145,90 @@ def _with_defaults(row:dict, n:int, stem:str, columns:Mapping[str, str], lang:st
         filled[col['lang']] = script_lang(row[col['text']])
     return filled
 
+def _no_column(field:str, column:str, keys, path:Path, jsonl:bool) -> DataError:
+    listed = ', '.join(map(str, keys)) or 'none'
+    return DataError(f"no {field} column {column!r}: {'the keys of its first row' if jsonl else 'its columns'} are {listed}", path=path)
+
 def load_table(path, columns:Mapping[str, str]|None=None, lang:str|None=None, name:str='') -> Corpus:
     "A Corpus from a JSONL, CSV, TSV or Parquet table of passages; `columns` maps fields to its columns, `lang` is every passage's language."
     path, columns = Path(path), dict(columns or {})
     if unknown := sorted(set(columns) - set(PASSAGE_FIELDS)): raise DataError(f'unknown field {unknown[0]!r}: the fields are {PASSAGE_FIELDS}', path=path)
     if lang and 'lang' in columns: raise DataError('give a lang column or one lang for every passage, not both', path=path, field=columns['lang'])
     reader, stem = _table_reader(path), path.name.split('.')[0]
-    rows = ((n, _with_defaults(row, n, stem, columns, lang)) for n, row in reader(path))
-    return corpus_from_rows(rows, path, name or stem, columns)
+    rows, jsonl, seen = reader(path), reader is iter_jsonl, set()
+    if first := next(rows, None):                                             # the columns named must be there, checked once
+        for field, column in {'text': passage_columns(columns)['text'], **columns}.items():
+            if column not in first[1] and not (jsonl and field in ('title', 'doc_id')): raise _no_column(field, column, first[1], path, jsonl)
+    def filled():
+        for n, row in chain([first] if first else [], rows):
+            if jsonl: seen.update(row)
+            yield n, _with_defaults(row, n, stem, columns, lang)
+    corpus = corpus_from_rows(filled(), path, name or stem, columns)
+    if jsonl and (never := [(f, c) for f, c in columns.items() if c not in seen]): raise DataError(f'no row has the {never[0][0]} column {never[0][1]!r}', path=path)
+    return corpus
 
 # %% ../nbs/02a_ingest.ipynb #04e53649
 def _read_utf8(path:Path) -> str:
     try: return path.read_text(encoding='utf-8-sig')
     except UnicodeDecodeError as e: raise DataError(f'not UTF-8 text ({e.reason} at byte {e.start})', path=path) from e
 
+_FINAL = re.compile(r'[.!?।॥:;…]["\'”’)\]]*$')                                # final punctuation, then closing quotes or brackets
+
+def as_sentences(blocks:Iterable[str]) -> str:
+    "Blocks of text (headings, paragraphs, list items, table rows) as paragraphs, each without final punctuation ended by '.' ('।' in Devanagari)."
+    out = []
+    for block in blocks:
+        if not normalize(block := block.strip()): continue
+        out.append(block if _FINAL.search(block) else block + ('।' if script_lang(block) == 'hi' else '.'))
+    return '\n\n'.join(out)
+
 def read_text_file(path:Path) -> tuple[str, str]:
-    "(title, text) of a plain-text file; the title is its name without the suffix."
-    return path.stem, _read_utf8(path)
+    "(title, text) of a plain-text file: its name without the suffix, and its text with each paragraph (between blank lines) ended as a sentence."
+    return path.stem, as_sentences(re.split(r'\n[ \t]*\n', _read_utf8(path)))
 
-_MD_HEADING = re.compile(r'^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$', re.M)
+# %% ../nbs/02a_ingest.ipynb #49e37a87
+_HTML_DROPPED = ('head, script, style, noscript, template, svg, nav, aside, button, select, textarea, label, [hidden], [aria-hidden=true], '
+                 '[role=navigation], [role=banner], [role=contentinfo], [role=complementary], [role=search]')
+_HTML_BLOCKS = ['address', 'article', 'blockquote', 'br', 'caption', 'dd', 'details', 'dialog', 'div', 'dl', 'dt', 'fieldset', 'figcaption',
+                'figure', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hgroup', 'hr', 'legend', 'li', 'main', 'ol', 'p', 'pre',
+                'section', 'summary', 'table', 'tr', 'ul']
+_HEADINGS = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6']
 
-def read_markdown(path:Path) -> tuple[str, str]:
-    "(title, text) of a Markdown file: its first `#` heading (else its name) and its text as written."
-    text = _read_utf8(path)
-    heading = _MD_HEADING.search(text)
-    return (heading.group(1) if heading else path.stem), text
+def html_text(markup) -> tuple[str, list[str]]:
+    "(title, blocks) of an HTML page: `<title>`, else its first heading, and the text of each block (heading, paragraph, list item, table row) without the page's boilerplate."
+    from bs4 import BeautifulSoup
+    soup = BeautifulSoup(markup, 'html.parser')
+    title = soup.title.get_text(' ') if soup.title else ''
+    for el in soup.select(_HTML_DROPPED):
+        if not el.decomposed: el.decompose()                                  # (one inside another is gone already)
+    for el in soup.find_all(['header', 'footer', 'form']):
+        if el.decomposed: continue
+        if el.name == 'form': keep = el.find(['p', 'main', 'article', *_HEADINGS])    # a form around the whole page
+        else: keep = el.find_parent(['article', 'aside', 'main', 'nav', 'section'])   # an article's own header or footer
+        if not keep: el.decompose()
+    if not title and (heading := soup.find(_HEADINGS)): title = heading.get_text(' ')
+    for el in soup.find_all(_HTML_BLOCKS): el.insert_before('\x1e'); el.insert_after('\x1e')   # control characters mark blocks and cells
+    for el in soup.find_all(['td', 'th']): el.insert_after('\x1f')
+    blocks = (', '.join(c for c in (normalize(cell) for cell in block.split('\x1f')) if c) for block in soup.get_text().split('\x1e'))
+    return title, [b for b in blocks if b]
 
 def read_html(path:Path) -> tuple[str, str]:
-    "(title, text) of an HTML file: `<title>`, else the first heading, and the visible text without scripts and styles."
-    from bs4 import BeautifulSoup
-    soup = BeautifulSoup(path.read_bytes(), 'html.parser')
-    named = soup.title or soup.find(['h1', 'h2', 'h3', 'h4', 'h5', 'h6'])
-    title = named.get_text(' ') if named else ''
-    for hidden in soup(['head', 'script', 'style', 'noscript', 'template']): hidden.decompose()
-    return title, soup.get_text(' ')
+    "(title, text) of an HTML file: `<title>`, else the first heading, and the text of the page without its boilerplate, each block a sentence."
+    title, blocks = html_text(path.read_bytes())
+    return title, as_sentences(blocks)
 
+# %% ../nbs/02a_ingest.ipynb #d6add04f
+def markdown_text(md:str) -> tuple[str, list[str]]:
+    "(first heading, blocks) of Markdown `md` as plain text: rendered by markdown-it-py (CommonMark, with pipe tables and strike-through), then read as an HTML page is (`html_text`)."
+    from markdown_it import MarkdownIt
+    return html_text(MarkdownIt('commonmark', {'html': True}).enable(['table', 'strikethrough']).render(md))
+
+def read_markdown(path:Path) -> tuple[str, str]:
+    "(title, text) of a Markdown file: its first heading (else its name) and its text without markup, each heading, paragraph, list item and table row a sentence."
+    title, blocks = markdown_text(_read_utf8(path))
+    return title or path.stem, as_sentences(blocks)
+
+# %% ../nbs/02a_ingest.ipynb #d9238656
 def read_pdf(path:Path) -> tuple[str, str]:
     "(title, text) of a PDF: its metadata title and the text of its pages; a DataError when it cannot be read or is encrypted."
     from pypdf import PdfReader

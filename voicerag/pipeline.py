@@ -225,14 +225,22 @@ class Pipeline:
         if not verdict: return self._finish(State.refused_guardrail, lang, timer, verdict=verdict)
         search = self.retriever.search(text, k=self.k, langs=langs)
         timer.ms.update(search.timings)
-        with timer('guard_post'):
-            verdict = check_retrieval(search.confidence, self.thresholds, lang)
-            if verdict and self.abstainer is not None: verdict = self.abstainer.check(search.confidence, text, lang)
-        abstained = {'abstainer': verdict.facts if self.abstainer is not None else {'rule': 'floor'}}     # which rule judged, if any
+        with timer('guard_post'): verdict, abstained = self._judge(search.confidence, text, lang)
         if not verdict:
             if verdict.reason == 'no_context': return self._fallback(text, lang, timer, search.confidence, verdict, abstained)
             return self._finish(verdict.state, lang, timer, verdict=verdict, confidence=search.confidence, meta=abstained)
         return self._respond(text, lang, search, timer, abstained, latin)
+
+    def _judge(self, confidence:dict, text:str, lang:str) -> tuple[Verdict, dict]:
+        """The retrieval verdict, and `meta['abstainer']`, which names the abstainer in use whenever there is one. Below the floor: no
+        context. Otherwise the abstainer judges before the margin does: a question out of scope is that, however close its best two
+        documents score, and only one it lets through can be ambiguous."""
+        floor = check_retrieval(confidence, self.thresholds, lang)
+        if self.abstainer is None: return floor, {'abstainer': {'rule': 'floor'}}
+        if not floor and floor.reason == 'no_context':
+            return floor, {'abstainer': {'name': self.abstainer.name, 'rule': 'floor', 'judged': False}}
+        judged = self.abstainer.check(confidence, text, lang)
+        return (floor if judged else judged), {'abstainer': judged.facts}
 
     def _respond(self, text:str, lang:str, search, timer:StageTimer, abstained:dict, latin:bool=False) -> Result:
         "Answer `text` from a search the abstainer let through, then judge and check the answer (`abstained`: the verdict's facts, for meta)."

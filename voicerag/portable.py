@@ -13,17 +13,18 @@ from tqdm.auto import tqdm
 from .core import Config, DataError, VoiceragError, config_from, config_parser
 from .abstain import FEATURES, RERANK_FEATURES, Abstainer, evidence_features, fit_logistic
 from .calibrate import CalibrationError, calibration_index, fit_abstainer, fit_threshold, held_out_articles
+from .calibrate import min_out_of_scope, require_enough
 from .data import iter_jsonl, load_xquad, split_groups
 from .encoders import make_encoder
 from .guardrails import Thresholds, check_retrieval
 from .index import index_path, load_index
 from .ingest import script_lang
 from .rerank import reranker_fingerprint
-from .serving import PORTABLE, calibration_path, serving_retriever
+from .serving import PORTABLE, by_language, calibration_path, portable_abstainer, serving_retriever, unfitted_langs
 
 # %% auto #0
 __all__ = ['CEILING', 'evidence_rows', 'fit_on_rows', 'answers', 'calibration_questions', 'fit_portable', 'read_labelled',
-           'calibrate_index', 'main']
+           'calibrate_index', 'unfitted_notes', 'main']
 
 # %% ../nbs/11a_portable.ipynb #a76eb55b
 CEILING = 0.05            # at most this false-answer rate (95% upper bound) on the fitting questions, as in 11_calibrate
@@ -40,11 +41,13 @@ def fit_on_rows(rows:Sequence[dict], features:Sequence[str], meta:dict, ceiling:
     if labels.all() or not labels.any():
         raise CalibrationError(f'calibration needs answerable and unanswerable questions; all {len(rows)} are '
                                + ('answerable' if labels.all() else 'unanswerable'))
-    X = np.stack([evidence_features(r['confidence'], r['query'], features) for r in rows])
-    model = fit_logistic(X[labels], X[~labels], features=features)
-    p, langs = model.probability(X), np.array([r['lang'] for r in rows])
+    langs = np.array([r['lang'] for r in rows])
     both = [str(l) for l in sorted(set(langs)) if labels[langs == l].any() and not labels[langs == l].all()]
     if not both: raise CalibrationError('no asker language has both answerable and unanswerable questions')
+    require_enough({l: (int(labels[langs == l].sum()), int((~labels[langs == l]).sum())) for l in both}, ceiling)   # before fitting
+    X = np.stack([evidence_features(r['confidence'], r['query'], features) for r in rows])
+    model = fit_logistic(X[labels], X[~labels], features=features)
+    p = model.probability(X)
     fits = {l: fit_threshold(p[(langs == l) & labels], p[(langs == l) & ~labels], ceiling, 'upper') for l in both}
     objective = f'max coverage s.t. the 95% upper bound of the false-answer rate <= {ceiling}, per asker language'
     return fit_abstainer('logistic', fits, model, {**meta, 'features': list(features), 'objective': objective})
@@ -91,6 +94,8 @@ def calibrate_index(config:Config, labelled:Sequence[tuple[str, str, bool]], pro
     "Fit the abstainer of the index `config` names from `labelled` questions; saved where `load_abstainer` looks (`calibration_path`)."
     if config.index_name == Config.index_name:
         raise VoiceragError("the default index's abstainer ships with the package (11_calibrate); calibrate an index of your own: --name NAME")
+    require_enough({lang: (sum(a for _, l, a in labelled if l == lang), sum(not a for _, l, a in labelled if l == lang))
+                    for lang in sorted({l for _, l, _ in labelled})}, CEILING)      # before anything is loaded or searched
     folder = index_path(config)
     if not (folder/'manifest.json').exists():
         raise VoiceragError(f'index {config.index_name!r} is missing at {folder}: build it first (voicerag-build --corpus SRC --name {config.index_name})')
@@ -103,6 +108,20 @@ def calibrate_index(config:Config, labelled:Sequence[tuple[str, str, bool]], pro
         'name': config.index_name, 'encoder': encoder.name, 'index': config.index_name, 'reranker': reranker,
         'corpus': index.manifest['corpus']['checksum'], 'data': f'{len(rows)} labelled questions'})
     return abstainer.save(calibration_path(config)), abstainer
+
+def unfitted_notes(abstainer:Abstainer, portable=None) -> list[str]:
+    """One line per asker language `abstainer` has no fit for, saying what the served pipeline judges its questions by (`serving.load_abstainer`):
+    the portable abstainer for the encoder (at `portable`, default the shipped one), else the fit's strictest threshold."""
+    served, need = by_language(abstainer, portable_abstainer(abstainer.meta.get('encoder'), portable)), min_out_of_scope(CEILING)
+    notes = []
+    for lang in unfitted_langs(abstainer):
+        if served is abstainer:
+            by = (f'the strictest threshold of this fit ({abstainer.threshold_for(lang):.3f}, fitted on {", ".join(sorted(abstainer.meta["fits"]))} '
+                  f'questions), since no portable abstainer fits encoder {abstainer.meta.get("encoder")}')
+        else: by = f'the {served.judge(lang).name} abstainer (threshold {served.threshold_for(lang):.3f}), as before'
+        notes.append(f'no labelled {lang} questions: {lang} questions will be judged by {by}; to fit {lang} too, add {lang} questions '
+                     f'(at least 1 answerable and {need} unanswerable)')
+    return notes
 
 # %% ../nbs/11a_portable.ipynb #e1ee9670
 def main(argv:list[str]|None=None) -> int:
@@ -120,4 +139,5 @@ def main(argv:list[str]|None=None) -> int:
     print(f'wrote {saved}: ' + '; '.join(f"{lang}: threshold {f['threshold']:.3f}, answers {f['coverage']:.0%} of the answerable and "
                                           f"{f['false_answer']:.0%} of the unanswerable questions it was fitted on"
                                           for lang, f in abstainer.meta['fits'].items()))
+    for note in unfitted_notes(abstainer): print(f'voicerag-calibrate: note: {note}', file=sys.stderr)
     return 0

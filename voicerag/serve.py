@@ -23,9 +23,9 @@ _log = logging.getLogger('voicerag.serve')            # spelled out so the noteb
 
 # %% auto #0
 __all__ = ['JSON_OPTIONS', 'ServeSettings', 'is_loopback', 'check_exposure', 'error_id', 'public_result', 'response_body',
-           'cited_passages', 'status_of', 'Busy', 'Service', 'pipeline_loader', 'Metrics', 'AskRequest', 'CitationOut',
-           'ResultOut', 'Problem', 'BodyError', 'read_body', 'parse_ask', 'is_stop', 'audio_params', 'create_app',
-           'ServerThread', 'serve', 'main']
+           'cited_passages', 'status_of', 'Busy', 'LoadFailure', 'Service', 'pipeline_loader', 'Metrics', 'AskRequest',
+           'CitationOut', 'ResultOut', 'Problem', 'BodyError', 'read_body', 'parse_ask', 'is_stop', 'audio_params',
+           'create_app', 'ServerThread', 'serve', 'main']
 
 # %% ../nbs/92_serve.ipynb #4f5f96fd
 @dataclass(frozen=True)
@@ -95,6 +95,22 @@ def status_of(result:Result) -> int:
 class Busy(Exception):
     "Admission refused: every worker is busy and the queue is full, or every voice-stream slot is taken."
 
+@dataclass(frozen=True)
+class LoadFailure:
+    "Why the pipeline could not be loaded, for good: `detail` for clients (no paths), `message` (one line) for the operator."
+    error_id: str
+    kind: str                            # the exception's class
+    message: str                         # voicerag's own sentence (what voicerag-ask prints), else the class, its text and the error id
+
+    @classmethod
+    def of(cls, e:BaseException) -> 'LoadFailure':
+        eid, text = error_id(), ' '.join(str(e).split())
+        if isinstance(e, VoiceragError) and text: return cls(eid, type(e).__name__, text)
+        return cls(eid, type(e).__name__, f'the pipeline could not be loaded: {type(e).__name__}{": " + text if text else ""} (error id {eid})')
+
+    @property
+    def detail(self) -> str: return f'the pipeline could not be loaded ({self.kind}); the server log explains error id {self.error_id}'
+
 class Service:
     "One shared pipeline behind bounded admission: `workers` questions run at once, `queue` more wait, the rest are refused."
     def __init__(self, load, settings:ServeSettings):
@@ -102,20 +118,24 @@ class Service:
         self.pool = ThreadPoolExecutor(settings.workers, thread_name_prefix='voicerag-ask')
         self.pipeline = self.transcriber = None
         self.not_ready = 'the pipeline is loading'
+        self.failure: LoadFailure|None = None   # set when the load failed: terminal, nothing retries it
+        self.settled = threading.Event()        # set once the load has ended, loaded or failed
         self.pending = 0                        # admitted, not yet finished (running + waiting); changed on the event loop only
         self.streams = 0                        # WebSocket voice streams open now
 
     def load(self):
-        "Load the pipeline (and the transcriber); on failure `not_ready` says why, without paths, and the log has the rest."
+        "Load the pipeline (and the transcriber), then set `settled`; a failure is kept in `failure` (and `not_ready`, without paths), the log has the rest."
         t0 = time.perf_counter()
         try: self.pipeline, self.transcriber = self._load()
         except Exception as e:
-            eid = error_id()
-            _log.error('the pipeline could not be loaded (error id %s): %s: %s', eid, type(e).__name__, e,
-                       extra={'voicerag': {'event': 'load_failed', 'error_id': eid, 'error': type(e).__name__}})
-            self.not_ready = f'the pipeline could not be loaded ({type(e).__name__}); the server log explains error id {eid}'
+            failure = LoadFailure.of(e)
+            _log.error('the pipeline could not be loaded (error id %s): %s: %s', failure.error_id, failure.kind, e,
+                       extra={'voicerag': {'event': 'load_failed', 'error_id': failure.error_id, 'error': failure.kind}})
+            self.failure, self.not_ready = failure, failure.detail
+            self.settled.set()
             return
         self.not_ready = None
+        self.settled.set()
         _log.info('ready in %.1f s', time.perf_counter() - t0, extra={'voicerag': {'event': 'ready', 'seconds': round(time.perf_counter() - t0, 2)}})
 
     async def run(self, fn):
@@ -315,6 +335,7 @@ def create_app(load, settings:ServeSettings|None=None):
             response.background = BackgroundTask(account)
             return response
         if not authorized(request): return done(denied(), error='unauthorized')
+        if service.failure: return done(problem(503, 'load_failed', service.failure.detail, service.failure.error_id), error='load_failed')
         if service.not_ready: return done(problem(503, 'not_ready', service.not_ready, headers={'Retry-After': '5'}), error='not_ready')
         try:
             body = await read_body(request, limit, settings.body_timeout_s)
@@ -346,7 +367,7 @@ def create_app(load, settings:ServeSettings|None=None):
     errors = {code: {'model': Problem, 'description': why} for code, why in (
         (400, 'malformed JSON or an empty body'), (401, 'a token is required and was missing or wrong'), (408, 'the body came too slowly'),
         (413, 'the body is too large'), (415, 'not JSON (ask) or not audio (ask-audio)'), (422, 'a field is missing or invalid'),
-        (503, 'busy (Retry-After) or not ready'), (504, 'no answer in time'))}
+        (503, 'busy or still loading (both with Retry-After), or load_failed: the pipeline could not be loaded, for good'), (504, 'no answer in time'))}
 
     @app.post('/v1/ask', response_model=ResultOut, responses={500: {'model': ResultOut, 'description': 'an internal error (state `error`)'}, **errors},
               openapi_extra={'requestBody': ask_body}, summary='Answer a typed question')
@@ -372,6 +393,7 @@ def create_app(load, settings:ServeSettings|None=None):
             metrics.observe('ask-stream', code, time.perf_counter() - t0)
             log_request('ask-stream', code, (time.perf_counter() - t0) * 1e3, rid, error=error)
         if not authorized(ws): return await refuse(1008, 'unauthorized', 'send the API token as "Authorization: Bearer <token>"', False)
+        if service.failure: return await refuse(1011, 'load_failed', service.failure.detail, False)
         if service.not_ready: return await refuse(1013, 'not_ready', service.not_ready, False)
         try: lang, langs = audio_params(ws.query_params)
         except BodyError as e: return await refuse(1008, e.error, e.detail, False)
@@ -408,12 +430,18 @@ def create_app(load, settings:ServeSettings|None=None):
         metrics.observe('ask-stream', 1000, time.perf_counter() - t0, result)
         log_request('ask-stream', 1000, (time.perf_counter() - t0) * 1e3, rid, result)
 
-    @app.get('/v1/health', summary='Alive')
-    async def health(): return {'status': 'ok'}
+    @app.get('/v1/health', summary='Alive (also while loading), or failed for good',
+             responses={503: {'description': 'the pipeline could not be loaded: {"status": "failed", "error": "load_failed", "detail", "error_id"}'}})
+    async def health():
+        if service.failure:
+            return JSONResponse({'status': 'failed', 'error': 'load_failed', 'detail': service.failure.detail, 'error_id': service.failure.error_id}, 503)
+        return {'status': 'ok'}
 
-    @app.get('/v1/ready', summary='Index and models loaded', responses={503: {'description': 'not ready, with the reason'}})
+    @app.get('/v1/ready', summary='Index and models loaded', responses={503: {'description': 'not ready, with the reason; `failed`: for good'}})
     async def ready():
-        if service.not_ready: return JSONResponse({'ready': False, 'reason': service.not_ready}, 503)
+        if service.not_ready:
+            return JSONResponse({'ready': False, 'reason': service.not_ready, 'failed': service.failure is not None,
+                                 'error_id': service.failure.error_id if service.failure else None}, 503)
         return {'ready': True, 'audio': not isinstance(service.transcriber, Unavailable), 'audio_reason': getattr(service.transcriber, 'reason', None),
                 'workers': settings.workers, 'queue': settings.queue}
 
@@ -467,11 +495,18 @@ class ServerThread:
 
 # %% ../nbs/92_serve.ipynb #0ea51339
 def serve(app, host:str='127.0.0.1', port:int=8000, grace_s:float=30.0):
-    "Run `app` with uvicorn until SIGINT or SIGTERM; in-flight requests get `grace_s` seconds to finish."
+    "Run `app` with uvicorn until SIGINT or SIGTERM (in-flight requests get `grace_s` seconds to finish), or until its pipeline fails to load: then a `VoiceragError`."
     import uvicorn
     config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, timeout_graceful_shutdown=grace_s,
                             server_header=False, lifespan='on')
-    uvicorn.Server(config).run()
+    server = uvicorn.Server(config)
+    service = getattr(getattr(app, 'state', None), 'service', None)
+    def stop_if_failed():
+        service.settled.wait()
+        if service.failure: server.should_exit = True             # as on SIGTERM: stop accepting, close, return
+    if service is not None: threading.Thread(target=stop_if_failed, name='voicerag-watch', daemon=True).start()
+    server.run()
+    if service is not None and service.failure: raise VoiceragError(service.failure.message)
 
 def main(argv:list[str]|None=None) -> int:
     "`voicerag-serve`: the HTTP API over one shared pipeline (loopback only unless VOICERAG_API_TOKEN is set); logs JSON lines at INFO."
