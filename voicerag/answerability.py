@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import regex
-from .core import DataError, atomic_write_json
+from .core import DataError, atomic_write_json, progress_bar
 from .paths import package_file
 from .text import content_tokens, scripts_of, sentence_spans, tokenize
 from .abstain import LogisticAbstainer, fit_logistic
@@ -148,10 +148,9 @@ def labelled_questions(split:str, seed:int=0) -> list[dict]:
 
 def ask_rows(pipeline, questions:list[dict], progress:bool=True) -> list[dict]:
     "Ask every question through `pipeline` (reader on, answerability gate off): state, short answer, features, and whether it is right."
-    from tqdm.auto import tqdm
     from voicerag.metrics import squad_f1
     rows = []
-    for q in tqdm(questions, desc='asking', disable=not progress, mininterval=5):
+    for q in progress_bar(questions, desc='asking', disable=not progress, mininterval=5):
         r = pipeline.ask(q['question'], lang=q['lang'])
         features = r.meta.get('answer_features')
         right = q['kind'] == 'answerable' and r.answer is not None and squad_f1(r.answer, [q['answer']], q['lang']) >= 0.5

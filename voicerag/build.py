@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 import numpy as np
-from tqdm.auto import tqdm
 import voicerag
-from .core import Config, DataError, Passage, VoiceragError, atomic_write_json
+from .core import Config, DataError, Passage, VoiceragError, atomic_write_json, progress_bar
 from .text import dominant_script
 from .chunkers import make_chunker
 from .encoders import encoder_record
@@ -153,7 +152,7 @@ def assemble(shards:list[Path], out:Path, scratch:Path, config:Config, encoder, 
     sources = [np.load(s/'vectors.npy', mmap_mode='r') for s in shards]
     merged = heapq.merge(*(_tagged(s/'chunks.jsonl', i) for i, s in enumerate(shards)), key=lambda t: t[0][0])
     with open(out/'chunks.jsonl', 'w', encoding='utf-8') as f:
-        for row, (r, shard) in enumerate(tqdm(merged, total=sum(totals.values()), desc='assembling chunks', unit='chunk', disable=not progress)):
+        for row, (r, shard) in enumerate(progress_bar(merged, total=sum(totals.values()), desc='assembling chunks', unit='chunk', disable=not progress)):
             cid, pid, strategy, start, end, cs, ce, lang, text, vrow = r
             f.write(json.dumps([cid, pid, strategy, start, end, cs, ce], ensure_ascii=False) + '\n')
             key, i = (lang, strategy), filled[(lang, strategy)]
@@ -231,8 +230,8 @@ def build_streaming(corpus:Iterable[Passage], encoder, folder, config:Config|Non
     shards = shards_folder(folder)
     chunkers, fp, cache = [make_chunker(spec, encoder) for spec in config.chunkers], fingerprint(encoder, config), VectorCache.scan(shards)
     used, kept, encoded, passages = [], 0, 0, 0
-    with tqdm(total=len(corpus) if hasattr(corpus, '__len__') else None, unit='passage', desc=f'encoding {folder.name}',
-              disable=not progress, smoothing=0.1) as bar:
+    with progress_bar(total=len(corpus) if hasattr(corpus, '__len__') else None, unit='passage', desc=f'encoding {folder.name}',
+                      disable=not progress, smoothing=0.1) as bar:
         for shard, part, keys in plan_shards(corpus, fp, shards, shard_passages):
             if (shard/'done.json').exists(): kept += 1
             else: encoded += write_shard(shard, part, keys, chunkers, encoder, cache, batch)

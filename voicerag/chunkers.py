@@ -8,8 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 import numpy as np
-from tqdm.auto import tqdm
-from .core import Chunk, Passage
+from .core import Chunk, Passage, progress_bar
 from .text import sentence_spans, token_spans
 
 # %% auto #0
@@ -123,7 +122,7 @@ class SemanticChunker:
 # %% ../nbs/03_chunkers.ipynb #ceb05849
 def chunk_all(passages:Sequence[Passage], chunkers:Sequence[Chunker], progress:bool=True) -> dict[str, list[Chunk]]:
     "Chunks of every passage for each chunker, keyed by chunker name."
-    return {c.name: c.chunk(passages) for c in tqdm(chunkers, desc='chunking', disable=not progress)}
+    return {c.name: c.chunk(passages) for c in progress_bar(chunkers, desc='chunking', disable=not progress)}
 
 def _token_extent(text:str) -> tuple[int, int]:
     "From the first token's start to the last token's end (edge punctuation is not content)."

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from tqdm import tqdm
 
-from .core import DataError, Passage, VoiceragError
+from .core import DataError, Passage, VoiceragError, progress_bar
 from .paths import data_dir
 from .text import normalize
 
@@ -668,7 +667,7 @@ def _fetch_into(client:httpx.Client, url:str, part:Path, progress:bool):
             have = 0                                 # the server ignored the range: start again
         size = int(r.headers['Content-Length']) + have if 'Content-Length' in r.headers else None
         with open(part, 'ab' if have else 'wb') as f, \
-             tqdm(total=size, initial=have, unit='B', unit_scale=True, desc=part.name[:-5], disable=not progress) as bar:
+             progress_bar(total=size, initial=have, unit='B', unit_scale=True, desc=part.name[:-5], disable=not progress) as bar:
             try:
                 for block in r.iter_raw():           # as received, so bytes that arrived before a failure are kept
                     f.write(block); bar.update(len(block))

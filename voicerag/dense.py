@@ -8,7 +8,7 @@ import json, mmap, os, warnings
 from pathlib import Path
 from typing import Protocol
 import numpy as np
-from .core import DataError, atomic_write_json
+from .core import DataError, atomic_write_json, progress_bar
 from .bm25 import Ranking, candidate_rows, check_k, load_array, ranking_from
 
 # %% auto #0
@@ -190,9 +190,8 @@ HNSW_LINKS, HNSW_EF_CONSTRUCTION = 32, 80
 
 def add_in_blocks(index, vectors:np.ndarray, desc:str, progress:bool=False, block:int|None=None):
     "`index` with `vectors` added `block` rows at a time (default: `BLOCK_FLOATS` values): a mapped file is read once, not kept (the index holds its own form of the rows)."
-    from tqdm.auto import tqdm
     block = block or rows_per_block(vectors)
-    for _, part in tqdm(mapped_blocks(vectors, block), total=-(-len(vectors) // block), desc=desc, unit_scale=block, disable=not progress):
+    for _, part in progress_bar(mapped_blocks(vectors, block), total=-(-len(vectors) // block), desc=desc, unit_scale=block, disable=not progress):
         index.add(np.ascontiguousarray(part))
     return index
 

@@ -8,8 +8,7 @@ import json, sys, time, warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
-from tqdm.auto import tqdm
-from .core import Config, State, VoiceragError, atomic_write_json, config_from, config_parser
+from .core import Config, State, VoiceragError, atomic_write_json, config_from, config_parser, progress_bar
 from .data import (NATURAL_KINDS, NATURAL_QUESTIONS_FILE, content_sha256, data_file, load_default, load_natural_questions,
                            load_squad2_unanswerable, recorded_sha256, split_dataset)
 from .core import DataError
@@ -165,7 +164,7 @@ def answer_rows(served:Served, progress:bool=True, limit:int|None=None) -> dict[
     for name, ds in served.test.items():
         for lang in ('en', 'hi'):
             queries = [q for q in ds.queries if q.lang == lang and not q.answer_absent][:limit]
-            rows = [answer_row(served.pipeline, q) for q in tqdm(queries, desc=f'{name} {lang} answers', disable=not progress, leave=False)]
+            rows = [answer_row(served.pipeline, q) for q in progress_bar(queries, desc=f'{name} {lang} answers', disable=not progress, leave=False)]
             if rows: out[f'{name} {lang}'] = rows
     return out
 
@@ -180,7 +179,7 @@ def unanswerable_rows(served:Served, progress:bool=True, limit:int|None=None) ->
     seed = served.config.seed
     test = split_dataset(load_squad2_unanswerable(seed=seed), seed=seed)['test']
     rows = []
-    for q in tqdm(list(test.queries)[:limit], desc='squad2 unanswerable', disable=not progress, leave=False):
+    for q in progress_bar(list(test.queries)[:limit], desc='squad2 unanswerable', disable=not progress, leave=False):
         row = answer_row(served.pipeline, q)
         if row['answered']:
             plausible = q.meta['plausible']
@@ -205,7 +204,7 @@ def answer_absent_results(served:Served, progress:bool=True, limit:int|None=None
     out = {}
     for lang in ('en', 'hi'):
         queries = [q for q in served.test['msmarco_xi'].queries if q.lang == lang and q.answer_absent][:limit]
-        rows = [answer_row(served.pipeline, q) for q in tqdm(queries, desc=f'answer-absent {lang}', disable=not progress, leave=False)]
+        rows = [answer_row(served.pipeline, q) for q in progress_bar(queries, desc=f'answer-absent {lang}', disable=not progress, leave=False)]
         if rows: out[f'msmarco_xi {lang}'] = summarize_declines(rows)
     return out
 
@@ -297,7 +296,7 @@ def natural_results(served:Served, path=None, progress:bool=True, limit:int|None
     out = {'file': path.name, 'sha256': content_sha256(path), 'questions': len(queries)}
     for lang in ('en', 'hi'):
         rows = {kind: [] for kind in NATURAL_KINDS}
-        for q in tqdm([q for q in queries if q.lang == lang][:limit], desc=f'natural {lang}', disable=not progress, leave=False):
+        for q in progress_bar([q for q in queries if q.lang == lang][:limit], desc=f'natural {lang}', disable=not progress, leave=False):
             rows[q.meta['kind']].append({**answer_row(served.pipeline, q), 'gold_doc': q.meta['doc_id']})
         if any(rows.values()): out[lang] = summarize_natural(rows)
     return out
@@ -323,7 +322,7 @@ def abstention_results(served:Served, progress:bool=True) -> dict:
     for lang in ('en', 'hi'):
         queries = [q for q in xquad.queries if q.lang == lang and q.group in test_articles]
         scores, answerable = [], []
-        for q in tqdm(queries, desc=f'abstention {lang}', disable=not progress, leave=False):
+        for q in progress_bar(queries, desc=f'abstention {lang}', disable=not progress, leave=False):
             scores.append(abstainer.score(retriever.search(q.text, k=config.top_k).confidence, q.text))
             answerable.append(q.group not in held_out)
         s, a, t = np.array(scores), np.array(answerable), abstainer.threshold_for(lang)
@@ -336,7 +335,7 @@ def latency_results(served:Served, limit:int|None=None, progress:bool=True) -> d
     "Per stage and in total, P50/P95/P99/max in ms over XQuAD questions asked through the served pipeline without a query cache."
     retriever, queries = served.retriever, list(served.datasets['xquad'].queries)[:limit]
     cached, retriever.encoder = retriever.encoder, make_encoder(served.config.encoder)
-    try: results = [served.pipeline.ask(q.text) for q in tqdm(queries, desc='latency', disable=not progress, leave=False)]
+    try: results = [served.pipeline.ask(q.text) for q in progress_bar(queries, desc='latency', disable=not progress, leave=False)]
     finally: retriever.encoder = cached
     return {'questions': len(queries), 'stages': latency_summary(results)}
 
@@ -352,7 +351,7 @@ def sweep_results(served:Served, directions=DIRECTIONS, progress:bool=True) -> l
     for chunking, weights in CHUNKINGS.items():
         plain = Retriever(index, encoder, replace(served.config, strategy_weights=weights))
         configs = [(mode, False, plain) for mode in MODES] + ([('routed', True, RerankingRetriever(plain, forced))] if forced else [])
-        for mode, rerank, retriever in tqdm(configs, desc=f'sweep {chunking}', disable=not progress, leave=False):
+        for mode, rerank, retriever in progress_bar(configs, desc=f'sweep {chunking}', disable=not progress, leave=False):
             row = {'chunking': chunking, 'mode': mode, 'reranker': rerank}
             for d in directions:
                 scores = score_runs(run_direction(retriever, test, d, mode=mode, progress=False), test.qrels)

@@ -9,9 +9,8 @@ from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
-from tqdm.auto import tqdm
 import voicerag
-from .core import Chunk, Config, DataError, Hit, Passage, StageTimer, VoiceragError, atomic_write_json, concurrently
+from .core import Chunk, Config, DataError, Hit, Passage, StageTimer, VoiceragError, atomic_write_json, concurrently, progress_bar
 from .text import dominant_script
 from .paths import home_path
 from .data import passages_checksum
@@ -73,7 +72,7 @@ class Index:
 
 def _encode_in_batches(encoder, texts:list[str], batch:int, progress:bool) -> np.ndarray:
     parts = [encoder.encode_passages(texts[i:i + batch])
-             for i in tqdm(range(0, len(texts), batch), desc=f'encoding {len(texts)} chunks', disable=not progress)]
+             for i in progress_bar(range(0, len(texts), batch), desc=f'encoding {len(texts)} chunks', disable=not progress)]
     return np.vstack(parts).astype(np.float32) if parts else np.zeros((0, encoder.dim), np.float32)
 
 def _lang_index(lang:str, chunks:list[Chunk], vectors:np.ndarray, passages:list[Passage], config:Config) -> LangIndex:

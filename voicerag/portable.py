@@ -9,12 +9,11 @@ from dataclasses import replace
 import sys
 from pathlib import Path
 import numpy as np
-from tqdm.auto import tqdm
-from .core import Config, DataError, VoiceragError, config_from, config_parser
+from .core import Config, DataError, VoiceragError, config_from, config_parser, progress_bar
 from .abstain import FEATURES, RERANK_FEATURES, Abstainer, evidence_features, fit_logistic
 from .calibrate import CalibrationError, calibration_index, fit_abstainer, fit_threshold, held_out_articles
 from .calibrate import min_out_of_scope, require_enough
-from .data import iter_jsonl, load_xquad, split_groups
+from .data import Corpus, default_corpus, iter_jsonl, load_xquad, split_groups
 from .encoders import make_encoder
 from .guardrails import Thresholds, check_retrieval
 from .index import index_path, load_index
@@ -23,17 +22,21 @@ from .rerank import reranker_fingerprint
 from .serving import PORTABLE, by_language, calibration_path, portable_abstainer, serving_retriever, unfitted_langs
 
 # %% auto #0
-__all__ = ['CEILING', 'evidence_rows', 'fit_on_rows', 'answers', 'calibration_questions', 'fit_portable', 'read_labelled',
-           'calibrate_index', 'unfitted_notes', 'main']
+__all__ = ['CEILING', 'CORPUS_SHAPES', 'evidence_rows', 'fit_on_rows', 'answers', 'calibration_questions', 'shaped_rows',
+           'fit_portable', 'read_labelled', 'calibrate_index', 'unfitted_notes', 'main']
 
 # %% ../nbs/11a_portable.ipynb #a76eb55b
 CEILING = 0.05            # at most this false-answer rate (95% upper bound) on the fitting questions, as in 11_calibrate
 
 def evidence_rows(retriever, questions:Iterable[tuple[str, str, bool]], k:int, progress:bool=False) -> list[dict]:
-    "One search per (question, asker language, answerable) with `retriever` as served: the evidence an abstainer reads."
+    "One search per (question, asker language, answerable) with `retriever` as served: the evidence an abstainer reads, and the language of the passage found first."
     questions = list(questions)
-    return [{'query': text, 'lang': lang, 'answerable': bool(answerable), 'confidence': retriever.search(text, k=k).confidence}
-            for text, lang, answerable in tqdm(questions, desc='searching', disable=not progress)]
+    return [_row(retriever.search(text, k=k), text, lang, answerable)
+            for text, lang, answerable in progress_bar(questions, desc='searching', disable=not progress)]
+
+def _row(search, text:str, lang:str, answerable:bool) -> dict:
+    return {'query': text, 'lang': lang, 'answerable': bool(answerable), 'confidence': search.confidence,
+            'top_lang': search.hits[0].signals.get('lang') if search.hits else None}
 
 def fit_on_rows(rows:Sequence[dict], features:Sequence[str], meta:dict, ceiling:float=CEILING) -> Abstainer:
     "The logistic abstainer of `rows`: P(answerable) from `features`, and per asker language the threshold of `fit_threshold` (95% upper bound)."
@@ -67,15 +70,30 @@ def calibration_questions(seed:int=0) -> list[tuple[str, str, bool]]:
     calibration = split_groups(xquad.queries.groups, seed=seed)['calibration']
     return [(q.text, q.lang, q.group not in held) for q in xquad.queries if q.group in calibration]
 
+CORPUS_SHAPES = {'both': ('en', 'hi'), 'en': ('en',), 'hi': ('hi',)}   # the passage languages of each version of a corpus searched
+
+def shaped_rows(config:Config, encoder, questions:Sequence[tuple[str, str, bool]], corpus=None, progress:bool=False) -> list[dict]:
+    """Evidence rows of `questions` over each version of `corpus` (default: the served one) in `CORPUS_SHAPES`, without the
+    held-out articles (`calibration_index`), each row naming its `shape`: so a question meets passages in its own language and not."""
+    corpus = corpus if corpus is not None else default_corpus()
+    rows = []
+    for shape, langs in CORPUS_SHAPES.items():
+        version = Corpus((p for p in corpus if p.lang in langs), f'{corpus.name}-{shape}')
+        named = config if shape == 'both' else replace(config, index_name=f'{config.index_name}-{shape}')   # 'both': 11_calibrate's index
+        retriever = serving_retriever(calibration_index(named, encoder, version, progress=progress), encoder, config)
+        rows += [{**r, 'shape': shape} for r in evidence_rows(retriever, questions, config.top_k, progress)]
+    return rows
+
 def fit_portable(config:Config|None=None, progress:bool=True) -> Abstainer:
-    "The portable abstainer of `config.encoder`: fitted on `calibration_questions`, searched without the re-ranker, on `abstain.FEATURES`."
+    """The portable abstainer of `config.encoder`: fitted on `calibration_questions` searched without the re-ranker over the
+    three versions of the calibration corpus (`shaped_rows`), on `abstain.FEATURES`."""
     config = replace(config or Config(), rerank=False)
     encoder = make_encoder(config.encoder)
-    retriever = serving_retriever(calibration_index(config, encoder, progress=progress), encoder, config)
-    rows = evidence_rows(retriever, calibration_questions(), config.top_k, progress)
+    rows = shaped_rows(config, encoder, calibration_questions(), progress=progress)
     return fit_on_rows(rows, FEATURES, {'name': PORTABLE, 'encoder': encoder.name, 'index': '*', 'reranker': None,
                                         'data': 'xquad calibration split (seed 0), en and hi, over the default corpus without its '
-                                                'held-out articles, searched without the re-ranker'})
+                                                'held-out articles in both languages, in English only and in Hindi only, '
+                                                'searched without the re-ranker'})
 
 # %% ../nbs/11a_portable.ipynb #4cdac3a6
 def read_labelled(path) -> list[tuple[str, str, bool]]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import regex
-from .core import DataError, atomic_write
+from .core import DataError, atomic_write, progress_bar
 from .paths import data_dir, package_file
 from .data import data_file, iter_jsonl, load_xquad, read_json, split_dataset, split_groups
 from .encoders import E5_PREFIXES, E5TorchEncoder
@@ -333,8 +333,7 @@ def fit_adapters(net:ReaderNet, plan:list[list[list[dict]]], loss_fn, lr:float, 
     torch = net.torch
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=0.01)
     total, step, t0 = sum(map(len, plan)), 0, time.perf_counter()
-    from tqdm.auto import tqdm
-    bar = tqdm(total=total, desc=desc, disable=not progress, mininterval=5)
+    bar = progress_bar(total=total, desc=desc, disable=not progress, mininterval=5)
     for epoch, batches in enumerate(plan):
         running = []
         for batch in batches:

@@ -8,8 +8,7 @@ import hashlib, json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 import numpy as np
-from tqdm.auto import tqdm
-from .core import StageTimer, atomic_write_json
+from .core import StageTimer, atomic_write_json, progress_bar
 from .text import content_tokens, dominant_script, tokenize
 from .index import IndexLoadError, Search, derived
 from .paths import fitted_path
@@ -163,7 +162,7 @@ def collect_lists(retriever, dataset, direction:str, depth:int=30, progress:bool
     featurize = featurizer_for(retriever.index)
     queries = [q for q in dataset.queries if q.lang == qlang and dataset.qrels.relevant(q.id)]
     X, labels, sizes, docs, keys, relevant = [], [], [], [], [], []
-    for q in tqdm(queries, desc=f'{dataset.name} {direction} candidates', disable=not progress, leave=False):
+    for q in progress_bar(queries, desc=f'{dataset.name} {direction} candidates', disable=not progress, leave=False):
         s = retriever.search(q.text, k=depth, langs=langs)
         rel = dataset.qrels.relevant(q.id)
         X.append(featurize(s, q.text)); sizes.append(len(s.hits))

@@ -6,7 +6,7 @@
 from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
-from tqdm.auto import tqdm
+from .core import progress_bar
 from .index import Retriever
 from .metrics import bootstrap_ci, fmt_ci, mrr_at_k, recall_at_k
 
@@ -29,7 +29,7 @@ def run_direction(retriever:Retriever, dataset, direction:str, mode:str='routed'
     qlang, plang = direction.split('->')
     queries = [q for q in dataset.queries if q.lang == qlang and dataset.qrels.relevant(q.id)]
     runs = []
-    for q in tqdm(queries, desc=f'{dataset.name} {direction} {mode}', disable=not progress, leave=False):
+    for q in progress_bar(queries, desc=f'{dataset.name} {direction} {mode}', disable=not progress, leave=False):
         s = retriever.search(q.text, k=k, langs=plang.split('+'), mode=mode)
         runs.append(QueryRun(q.id, [h.doc_id for h in s.hits], s.confidence, s.timings))
     return runs

@@ -129,12 +129,11 @@ def verifier_examples(split:str, seed:int=0, other_share:float=0.5) -> list[dict
 # %% ../nbs/13ab_verifier.ipynb #a64f21d0
 def reader_span_examples(reader, examples:list[dict], progress:bool=True) -> list[dict]:
     "The reader's span for each example, marked (with the reader's answerable probability): positive when token F1 >= 0.5 against the gold answer, else negative."
-    from tqdm.auto import tqdm
-    from voicerag.core import Passage
+    from voicerag.core import Passage, progress_bar
     from voicerag.extractive import extract_answer
     from voicerag.metrics import squad_f1
     out = []
-    for ex in tqdm(examples, desc='reading', disable=not progress, mininterval=5):
+    for ex in progress_bar(examples, desc='reading', disable=not progress, mininterval=5):
         sentence = extract_answer(ex['question'], Passage('p', ex['text'], ex['lang'], 'p'))
         r = reader.read(ex['question'], ex['text'], sentence.citations[0].start if sentence else 0)
         if r is None: continue
