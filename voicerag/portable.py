@@ -35,6 +35,7 @@ def evidence_rows(retriever, questions:Iterable[tuple[str, str, bool]], k:int, p
             for text, lang, answerable in progress_bar(questions, desc='searching', disable=not progress)]
 
 def _row(search, text:str, lang:str, answerable:bool) -> dict:
+    "One evidence row: the question, its labels, the search's `confidence` and the language of its first hit (None: no hit)."
     return {'query': text, 'lang': lang, 'answerable': bool(answerable), 'confidence': search.confidence,
             'top_lang': search.hits[0].signals.get('lang') if search.hits else None}
 
