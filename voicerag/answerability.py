@@ -148,12 +148,12 @@ def labelled_questions(split:str, seed:int=0) -> list[dict]:
 
 def ask_rows(pipeline, questions:list[dict], progress:bool=True) -> list[dict]:
     "Ask every question through `pipeline` (reader on, answerability gate off): state, short answer, features, and whether it is right."
-    from voicerag.metrics import squad_f1
+    from voicerag.metrics import is_correct
     rows = []
     for q in progress_bar(questions, desc='asking', disable=not progress, mininterval=5):
         r = pipeline.ask(q['question'], lang=q['lang'])
         features = r.meta.get('answer_features')
-        right = q['kind'] == 'answerable' and r.answer is not None and squad_f1(r.answer, [q['answer']], q['lang']) >= 0.5
+        right = q['kind'] == 'answerable' and is_correct(r.answer, [q['answer']], q['lang'])
         rows.append(dict(id=q['id'], lang=q['lang'], kind=q['kind'], source=q['source'], state=r.state.value, answer=r.answer,
                          features=features, right=bool(right), p=r.confidence.get('answerability')))
     return rows

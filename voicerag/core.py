@@ -178,8 +178,8 @@ LOG_INTERVAL = 30.0         # seconds between redraws of a progress bar written 
 
 def progress_bar(iterable=None, **kwargs):
     "`tqdm.auto.tqdm(iterable, **kwargs)`, redrawn at most every `LOG_INTERVAL` seconds when it writes text to a stream that is not a terminal (a log)."
-    from tqdm import auto
-    if auto.notebook_tqdm is auto.std_tqdm and not (kwargs.get('file') or sys.stderr).isatty():   # text, not a Jupyter widget
+    from tqdm import auto, autonotebook, std                # auto first: it imports autonotebook quietly
+    if autonotebook.tqdm is std.tqdm and not (kwargs.get('file') or sys.stderr).isatty():     # text, not a Jupyter widget
         every = max(LOG_INTERVAL, kwargs.get('mininterval') or 0)
         kwargs.update(mininterval=every, maxinterval=max(every, kwargs.get('maxinterval') or 0))
     return auto.tqdm(iterable, **kwargs)

@@ -16,7 +16,7 @@ from .encoders import make_encoder
 from .index import MODES, Retriever, index_path, load_index
 from .paths import results_path
 from .runs import DIRECTIONS, latency_summary, machine_facts, run_direction, score_runs
-from .metrics import (answer_precision, auroc, bootstrap_ci, contains_answer, exact_match, paired_bootstrap, risk_coverage,
+from .metrics import (CORRECT_F1, answer_precision, auroc, bootstrap_ci, contains_answer, exact_match, paired_bootstrap, risk_coverage,
                               squad_f1, system_aurc, system_risk_coverage)
 from .calibrate import calibration_retriever, held_out_articles
 from .rerank import RerankingRetriever, reranker_fingerprint
@@ -25,9 +25,9 @@ from .serving import ensure_index, load_abstainer, served_pipeline
 
 # %% auto #0
 __all__ = ['RESULTS_FORMAT', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVAL_DIRECTIONS', 'ANSWER_STATES', 'NAN',
-           'CORRECT_F1', 'CONFIDENCE_SOURCES', 'CHUNKINGS', 'HEADLINES', 'estimate', 'paired', 'fmt', 'Served',
-           'load_served', 'test_documents_held', 'check_test_documents', 'retrieval_results', 'answer_confidence',
-           'answer_row', 'count_states', 'summarize_answers', 'answer_rows', 'answer_results', 'unanswerable_rows',
+           'CONFIDENCE_SOURCES', 'CHUNKINGS', 'HEADLINES', 'estimate', 'paired', 'fmt', 'Served', 'load_served',
+           'test_documents_held', 'check_test_documents', 'retrieval_results', 'answer_confidence', 'answer_row',
+           'count_states', 'summarize_answers', 'answer_rows', 'answer_results', 'unanswerable_rows',
            'summarize_declines', 'answer_absent_results', 'ranking_confidence', 'precision_estimate', 'aurc_estimate',
            'selective_summary', 'selective_results', 'natural_questions_file', 'summarize_natural', 'natural_results',
            'curve_points', 'abstention_results', 'latency_results', 'sweep_results', 'answerer_identity', 'evaluate',
@@ -209,7 +209,6 @@ def answer_absent_results(served:Served, progress:bool=True, limit:int|None=None
     return out
 
 # %% ../nbs/18_evaluate.ipynb #2651ef9f
-CORRECT_F1 = 0.5            # an answer is correct when its SQuAD F1 against the gold is at least this (fixed before results)
 CONFIDENCE_SOURCES = ('answerability', 'abstainer')
 
 def ranking_confidence(rows:list[dict]) -> tuple[str, np.ndarray]:

@@ -8,9 +8,9 @@ from typing import Iterable, Sequence
 import numpy as np
 
 # %% auto #0
-__all__ = ['dedupe_docs', 'recall_at_k', 'mrr_at_k', 'bootstrap_ci', 'paired_bootstrap', 'fmt_ci', 'contains_answer', 'token_f1',
-           'gold_coverage', 'squad_normalize', 'exact_match', 'squad_f1', 'answer_precision', 'risk_coverage', 'aurc',
-           'auroc', 'system_risk_coverage', 'system_aurc']
+__all__ = ['CORRECT_F1', 'dedupe_docs', 'recall_at_k', 'mrr_at_k', 'bootstrap_ci', 'paired_bootstrap', 'fmt_ci',
+           'contains_answer', 'token_f1', 'gold_coverage', 'squad_normalize', 'exact_match', 'squad_f1', 'is_correct',
+           'answer_precision', 'risk_coverage', 'aurc', 'auroc', 'system_risk_coverage', 'system_aurc']
 
 # %% ../nbs/17_metrics.ipynb #18e0b6db
 def dedupe_docs(ranked_doc_ids:Iterable[str]) -> list[str]:
@@ -109,6 +109,12 @@ def squad_f1(prediction:str, golds:Sequence[str], lang:str='en') -> float:
         common = sum((Counter(pred) & Counter(g)).values())
         if common: best = max(best, 2 * common / (len(pred) + len(g)))      # = 2PR / (P + R)
     return best
+
+CORRECT_F1 = 0.5            # an answer is right when its SQuAD F1 against a gold answer is at least this (fixed before any result)
+
+def is_correct(answer:str|None, golds:Sequence[str], lang:str='en') -> bool:
+    "Whether `answer` counts as right: given, and SQuAD F1 >= `CORRECT_F1` against the best of `golds`; with no gold (a question without an answer) every answer is wrong."
+    return answer is not None and len(golds) > 0 and squad_f1(answer, golds, lang) >= CORRECT_F1
 
 # %% ../nbs/17_metrics.ipynb #90fc8e80
 def answer_precision(answered:Sequence[bool], correct:Sequence[bool], n_boot:int=2000, alpha:float=0.05, seed:int=0) -> tuple[float, float, float]:

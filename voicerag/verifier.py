@@ -131,13 +131,13 @@ def reader_span_examples(reader, examples:list[dict], progress:bool=True) -> lis
     "The reader's span for each example, marked (with the reader's answerable probability): positive when token F1 >= 0.5 against the gold answer, else negative."
     from voicerag.core import Passage, progress_bar
     from voicerag.extractive import extract_answer
-    from voicerag.metrics import squad_f1
+    from voicerag.metrics import is_correct
     out = []
     for ex in progress_bar(examples, desc='reading', disable=not progress, mininterval=5):
         sentence = extract_answer(ex['question'], Passage('p', ex['text'], ex['lang'], 'p'))
         r = reader.read(ex['question'], ex['text'], sentence.citations[0].start if sentence else 0)
         if r is None: continue
-        right = ex['start'] is not None and squad_f1(ex['text'][r.start:r.end], [ex['answer']], ex['lang']) >= 0.5
+        right = ex['start'] is not None and is_correct(ex['text'][r.start:r.end], [ex['answer']], ex['lang'])
         out.append(dict(_marked(ex, r.start, r.end, right, f"{ex['source']}_reader"), reader=r.answerable))
     return out
 
