@@ -230,13 +230,14 @@ def ivf_lists(rows:int) -> int:
 
 IVF_TRAIN_PER_LIST = 128             # the lists and codes are learned from at most this many sampled rows per list
 
-def ivf_index(vectors:np.ndarray, progress:bool=False, block:int|None=None):
-    """A faiss IVF index over `vectors` (inner product): `ivf_lists` lists learned by k-means on a seeded sample of rows,
-    each row kept as 4-bit codes of its residual to its list's centre, one code per dimension (fast-scan PQ: `dim / 2`
-    bytes a row, no copy of the rows), added `block` rows at a time (default: `BLOCK_FLOATS` values)."""
+def ivf_index(vectors:np.ndarray, progress:bool=False, block:int|None=None, lists:int|None=None, dims_per_code:int=1):
+    """A faiss IVF index over `vectors` (inner product): `lists` lists (default `ivf_lists`) learned by k-means on a seeded sample
+    of rows, each row kept as 4-bit codes of its residual to its list's centre, one code per `dims_per_code` dimensions (fast-scan
+    PQ: `dim / 2` bytes a row by default, no copy of the rows), added `block` rows at a time (default: `BLOCK_FLOATS` values)."""
     import faiss
     rows, dim = vectors.shape
-    index = faiss.index_factory(dim, f'IVF{ivf_lists(rows)},PQ{dim}x4fs', faiss.METRIC_INNER_PRODUCT)
+    if dims_per_code < 1 or dim % dims_per_code: raise ValueError(f'dims_per_code must divide the {dim} dimensions, got {dims_per_code}')
+    index = faiss.index_factory(dim, f'IVF{lists or ivf_lists(rows)},PQ{dim // dims_per_code}x4fs', faiss.METRIC_INNER_PRODUCT)
     index.cp.min_points_per_centroid = index.pq.cp.min_points_per_centroid = 1      # a small index learns from what it has, quietly
     picks = np.sort(np.random.default_rng(0).choice(rows, min(rows, IVF_TRAIN_PER_LIST * index.nlist), replace=False))
     index.train(np.ascontiguousarray(vectors[picks], dtype=np.float32)); release_pages(vectors)
