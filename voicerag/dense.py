@@ -13,13 +13,13 @@ from .bm25 import Ranking, candidate_rows, check_k, load_array, ranking_from
 
 # %% auto #0
 __all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'IVF_DELTA_LADDER', 'SHORTLIST_LADDER', 'PROBE_MIX',
-           'IVF_PROBE_MIXES', 'BLOCK_FLOATS', 'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION', 'IVF_TRAIN_PER_LIST',
-           'ANN_BACKENDS', 'BACKENDS', 'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'AUTO_ANN', 'DENSE_FORMAT', 'exact_scores',
-           'score_slack', 'Backend', 'NumpyBackend', 'FaissBackend', 'release_pages', 'rows_per_block', 'mapped_blocks',
-           'exact_top', 'recall_at', 'kth_scores', 'tie_recall', 'tie_sets', 'shortlist_recall', 'hnsw_search',
-           'question_probes', 'calibrate', 'warn_short', 'add_in_blocks', 'hnsw_graph', 'HnswBackend', 'ivf_lists',
-           'ivf_index', 'list_sizes', 'lists_to_read', 'ivf_search', 'IvfBackend', 'resolve_backend', 'write_npy',
-           'DenseIndex']
+           'IVF_PROBE_MIXES', 'BLOCK_FLOATS', 'SCATTER_ROWS', 'HNSW_LINKS', 'HNSW_EF_CONSTRUCTION',
+           'IVF_TRAIN_PER_LIST', 'ANN_BACKENDS', 'BACKENDS', 'EXACT_BACKENDS', 'DEFAULT_BACKEND', 'AUTO_ANN',
+           'DENSE_FORMAT', 'exact_scores', 'score_slack', 'Backend', 'NumpyBackend', 'FaissBackend', 'release_pages',
+           'rows_per_block', 'mapped_blocks', 'exact_top', 'scattered_rows', 'recall_at', 'kth_scores', 'tie_recall',
+           'tie_sets', 'shortlist_recall', 'hnsw_search', 'question_probes', 'calibrate', 'warn_short', 'add_in_blocks',
+           'hnsw_graph', 'HnswBackend', 'ivf_lists', 'sample_rows', 'ivf_index', 'list_sizes', 'lists_to_read',
+           'ivf_search', 'IvfBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
@@ -115,25 +115,35 @@ def exact_top(vectors:np.ndarray, queries:np.ndarray, k:int, block_floats:int=BL
         best_s, best_r = np.take_along_axis(s, keep, 1), np.take_along_axis(r, keep, 1)
     return best_r
 
+SCATTER_ROWS = 64                    # scattered reads of a mapped file hand its pages back after this many rows
+
+def scattered_rows(array:np.ndarray, rows) -> np.ndarray:
+    """`array[rows]` (rows in any order), read `SCATTER_ROWS` rows at a time, the pages of a memory-mapped `array` handed back
+    after each group: one read of a mapped file can bring in a large block of it (a 4 KB page, or a large folio of up to
+    2 MB on recent kernels), so a few thousand scattered rows could otherwise keep gigabytes of a large file resident."""
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.empty((len(rows), *array.shape[1:]), dtype=array.dtype)
+    for i in range(0, len(rows), SCATTER_ROWS):
+        out[i:i + SCATTER_ROWS] = array[rows[i:i + SCATTER_ROWS]]
+        release_pages(array)
+    return out
+
 def recall_at(found:np.ndarray, truth:np.ndarray) -> float:
     "Mean over queries of |found ∩ truth| / |truth| by row number (rows of two (queries, k) arrays; -1 in `found` is nothing): right when no two rows tie."
     return float(np.mean([len(set(f.tolist()) & set(t.tolist())) / len(t) for f, t in zip(found, truth)]))
 
 def kth_scores(vectors:np.ndarray, queries:np.ndarray, truth:np.ndarray, k:int) -> np.ndarray:
     "Per query, the canonical score of the `k`-th best of its exact top rows `truth` (`exact_top`)."
-    kth = np.array([np.sort(exact_scores(vectors[t], q))[::-1][min(k, len(t)) - 1] for q, t in zip(queries, truth)], np.float32)
-    release_pages(vectors)
-    return kth
+    rows = scattered_rows(vectors, np.ravel(truth)).reshape(*np.shape(truth), -1)
+    return np.array([np.sort(exact_scores(r, q))[::-1][min(k, len(r)) - 1] for q, r in zip(queries, rows)], np.float32)
 
 def tie_recall(vectors:np.ndarray, queries:np.ndarray, found, k:int=10, truth:np.ndarray|None=None) -> float:
     "Recall@k where a returned row counts when its canonical score reaches the exact k-th best: tied rows (duplicates) are interchangeable. `truth`: `exact_top(vectors, queries, k)` if known."
     truth = exact_top(vectors, queries, k) if truth is None else truth
     out = []
-    for i, (q, f, t, kth) in enumerate(zip(queries, found, truth, kth_scores(vectors, queries, truth, k))):
+    for q, f, t, kth in zip(queries, found, truth, kth_scores(vectors, queries, truth, k)):
         f = np.asarray(f); f = f[f >= 0]
-        out.append(min(k, int((exact_scores(vectors[f[:k]], q) >= kth).sum())) / min(k, len(t)))
-        if i % 64 == 63: release_pages(vectors)         # scattered reads of a mapped file bring in the pages around each row
-    release_pages(vectors)
+        out.append(min(k, int((exact_scores(scattered_rows(vectors, f[:k]), q) >= kth).sum())) / min(k, len(t)))
     return float(np.mean(out))
 
 def tie_sets(vectors:np.ndarray, queries:np.ndarray, k:int, truth:np.ndarray|None=None) -> list[np.ndarray]:
@@ -164,8 +174,7 @@ def hnsw_search(graph, queries:np.ndarray, k:int, ef:int) -> np.ndarray:
 def question_probes(vectors:np.ndarray, n:int=500, mix:int=PROBE_MIX, seed:int=0) -> np.ndarray:
     "`n` probe queries, each the normalised sum of `mix` random rows: a point between rows, whose best rows score almost alike, as a question's do."
     picks = np.random.default_rng(seed).integers(0, len(vectors), (n, mix))
-    probe = np.asarray(vectors[picks.ravel()], dtype=np.float32).reshape(n, mix, -1).sum(axis=1)
-    release_pages(vectors)
+    probe = scattered_rows(vectors, picks.ravel()).astype(np.float32).reshape(n, mix, -1).sum(axis=1)
     return np.ascontiguousarray(probe / np.maximum(np.linalg.norm(probe, axis=1, keepdims=True), 1e-30), dtype=np.float32)
 
 def calibrate(search, ladder, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=500, seed:int=0, mixes:tuple=(PROBE_MIX,)) -> tuple:
@@ -228,6 +237,14 @@ def ivf_lists(rows:int) -> int:
     "How many lists an IVF index over `rows` rows has: the power of two nearest 2·√rows, but at most one list per 39 rows, so that k-means has rows to learn each from."
     return max(1, min(2 ** round(np.log2(max(1.0, 2 * np.sqrt(rows)))), 2 ** int(np.log2(max(1, rows // 39)))))
 
+def sample_rows(array:np.ndarray, rows:np.ndarray, block:int|None=None) -> np.ndarray:
+    "`array[rows]` as float32 for ascending row numbers `rows`, read `block` rows at a time (`mapped_blocks`): of a memory-mapped file one block is resident at a time, not every page around the rows."
+    out = np.empty((len(rows), *array.shape[1:]), dtype=np.float32)
+    for start, part in mapped_blocks(array, block):
+        a, b = np.searchsorted(rows, [start, start + len(part)])
+        out[a:b] = part[rows[a:b] - start]
+    return out
+
 IVF_TRAIN_PER_LIST = 128             # the lists and codes are learned from at most this many sampled rows per list
 
 def ivf_index(vectors:np.ndarray, progress:bool=False, block:int|None=None, lists:int|None=None, dims_per_code:int=1):
@@ -240,7 +257,7 @@ def ivf_index(vectors:np.ndarray, progress:bool=False, block:int|None=None, list
     index = faiss.index_factory(dim, f'IVF{lists or ivf_lists(rows)},PQ{dim // dims_per_code}x4fs', faiss.METRIC_INNER_PRODUCT)
     index.cp.min_points_per_centroid = index.pq.cp.min_points_per_centroid = 1      # a small index learns from what it has, quietly
     picks = np.sort(np.random.default_rng(0).choice(rows, min(rows, IVF_TRAIN_PER_LIST * index.nlist), replace=False))
-    index.train(np.ascontiguousarray(vectors[picks], dtype=np.float32)); release_pages(vectors)
+    index.train(sample_rows(vectors, picks))
     return add_in_blocks(index, vectors, f'IVF index over {rows:,} rows', progress, block)
 
 def list_sizes(index) -> np.ndarray:
