@@ -19,7 +19,7 @@ __all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'IVF_DELTA_LADDER',
            'rows_per_block', 'mapped_blocks', 'exact_top', 'scattered_rows', 'recall_at', 'kth_scores', 'tie_recall',
            'tie_sets', 'shortlist_recall', 'hnsw_search', 'question_probes', 'calibrate', 'warn_short', 'add_in_blocks',
            'hnsw_graph', 'HnswBackend', 'ivf_lists', 'sample_rows', 'ivf_index', 'list_sizes', 'lists_to_read',
-           'ivf_search', 'IvfBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
+           'scan_lists', 'ivf_search', 'IvfBackend', 'resolve_backend', 'write_npy', 'DenseIndex']
 
 # %% ../nbs/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
@@ -140,11 +140,10 @@ def kth_scores(vectors:np.ndarray, queries:np.ndarray, truth:np.ndarray, k:int) 
 def tie_recall(vectors:np.ndarray, queries:np.ndarray, found, k:int=10, truth:np.ndarray|None=None) -> float:
     "Recall@k where a returned row counts when its canonical score reaches the exact k-th best: tied rows (duplicates) are interchangeable. `truth`: `exact_top(vectors, queries, k)` if known."
     truth = exact_top(vectors, queries, k) if truth is None else truth
-    out = []
-    for q, f, t, kth in zip(queries, found, truth, kth_scores(vectors, queries, truth, k)):
-        f = np.asarray(f); f = f[f >= 0]
-        out.append(min(k, int((exact_scores(scattered_rows(vectors, f[:k]), q) >= kth).sum())) / min(k, len(t)))
-    return float(np.mean(out))
+    found = [np.asarray(f)[np.asarray(f) >= 0][:k] for f in found]
+    rows = np.split(scattered_rows(vectors, np.concatenate(found, dtype=np.int64)), np.cumsum([len(f) for f in found])[:-1])   # every query's rows in one read
+    return float(np.mean([min(k, int((exact_scores(r, q) >= kth).sum())) / min(k, len(t))
+                          for q, r, t, kth in zip(queries, rows, truth, kth_scores(vectors, queries, truth, k))]))
 
 def tie_sets(vectors:np.ndarray, queries:np.ndarray, k:int, truth:np.ndarray|None=None) -> list[np.ndarray]:
     """Per query, every row whose canonical score reaches the exact `k`-th best (more than `k` where rows tie), ascending:
@@ -238,7 +237,7 @@ def ivf_lists(rows:int) -> int:
     return max(1, min(2 ** round(np.log2(max(1.0, 2 * np.sqrt(rows)))), 2 ** int(np.log2(max(1, rows // 39)))))
 
 def sample_rows(array:np.ndarray, rows:np.ndarray, block:int|None=None) -> np.ndarray:
-    "`array[rows]` as float32 for ascending row numbers `rows`, read `block` rows at a time (`mapped_blocks`): of a memory-mapped file one block is resident at a time, not every page around the rows."
+    "`array[rows]` as float32 for ascending row numbers `rows`, read `block` rows at a time (`mapped_blocks`): of a memory-mapped file one block is resident at a time, not every page around the rows. For a large sample; a few scattered rows cost less through `scattered_rows`, which reads only them."
     out = np.empty((len(rows), *array.shape[1:]), dtype=np.float32)
     for start, part in mapped_blocks(array, block):
         a, b = np.searchsorted(rows, [start, start + len(part)])
@@ -273,11 +272,15 @@ def lists_to_read(index, queries:np.ndarray, rows:int, delta:float, sizes:np.nda
     held_before = np.cumsum(held, axis=1) - held                                 # rows in the lists nearer than each
     return scores, np.where((scores >= scores[:, :1] - delta) | (held_before < rows), lists, -1)
 
-def ivf_search(index, queries:np.ndarray, k:int, delta:float, sizes:np.ndarray|None=None) -> np.ndarray:
-    "Row numbers (-1: none) of the `k` best rows per query by their codes, among the rows of the lists `lists_to_read` picks for `k` rows."
-    scores, lists = lists_to_read(index, queries, k, delta, sizes)
+def scan_lists(index, queries:np.ndarray, k:int, picked:tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    "Row numbers (-1: none) of the `k` best rows per query by their codes, among the rows of the lists `picked` (`lists_to_read`'s centre scores and lists)."
+    scores, lists = picked
     index.nprobe = index.nlist                                                   # the width of `lists`, as faiss checks it
     return index.search_preassigned(queries, k, lists, scores)[1]
+
+def ivf_search(index, queries:np.ndarray, k:int, delta:float, sizes:np.ndarray|None=None) -> np.ndarray:
+    "Row numbers (-1: none) of the `k` best rows per query by their codes, among the rows of the lists `lists_to_read` picks for `k` rows."
+    return scan_lists(index, queries, k, lists_to_read(index, queries, k, delta, sizes))
 
 class IvfBackend:
     "Approximate: faiss IVF with 4-bit codes (`ivf_index`); a search reads the lists whose centre scores within a calibrated `delta` of its best and ranks their rows by the codes; a calibrated shortlist of them is scored exactly by `DenseIndex`."
