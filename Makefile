@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv install sysdeps export clean-nbs test test-nbs test-py test-slow demo demo-text serve eval lab readme
+.PHONY: venv install sysdeps export clean-nbs test test-nbs test-py test-slow demo demo-text serve eval train lab readme
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,12 @@ serve: install
 # every number of the README: writes nbs/eval_results.json (three to seven minutes on 2 cores once the indexes exist)
 eval: install
 	$(BIN)/voicerag-eval
+
+# trains the passage reader (nbs/13e_training) on the train split into voicerag/models/reading.npz: about an hour on 2 cores,
+# with a checkpoint every 5 minutes in .train/; rerun after a kill and it resumes. SHARE=0.25 trains on a quarter (learning curve).
+SHARE ?= 1
+train: install
+	$(BIN)/voicerag-train --share $(SHARE) $(if $(filter-out 1,$(SHARE)),--out .train/reading-share$(SHARE).npz)
 
 # JupyterLab on 127.0.0.1 in nbs/, to read and rerun the notebooks: no browser is opened; open the URL it prints
 # (it carries the access token). Ctrl-C stops it. Jupyter refuses to run as root unless told (containers, CI).

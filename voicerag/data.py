@@ -18,14 +18,15 @@ from .text import normalize
 
 # %% auto #0
 __all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'PASSAGE_FIELDS', 'SPLITS', 'DEFAULT_FRACTIONS',
-           'SQUAD2_UNANSWERABLE_FILE', 'SQUAD2_ARTICLES_FILE', 'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS',
-           'NATURAL_SPLITS', 'MSMARCO_XI_BASE_URL', 'data_file', 'read_json', 'iter_jsonl', 'Corpus',
-           'passages_checksum', 'Query', 'Queries', 'Qrels', 'Dataset', 'read_squad', 'load_squad', 'load_xquad',
-           'iter_parquet', 'iter_msmarco_rows', 'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi',
-           'passage_columns', 'passage_from_row', 'corpus_from_rows', 'split_groups', 'split_dataset',
-           'load_squad2_unanswerable', 'load_squad2_articles', 'load_natural_questions', 'content_sha256',
-           'recorded_sha256', 'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download', 'fetch_msmarco_xi',
-           'load_default', 'default_corpus', 'describe']
+           'SQUAD2_UNANSWERABLE_FILE', 'SQUAD2_ARTICLES_FILE', 'SQUAD_DEV_FILES', 'SQUAD_TRAIN_FILE',
+           'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS', 'OPEN_QUESTION_FILES', 'MSMARCO_XI_BASE_URL',
+           'data_file', 'read_json', 'iter_jsonl', 'Corpus', 'passages_checksum', 'Query', 'Queries', 'Qrels',
+           'Dataset', 'read_squad', 'load_squad', 'load_xquad', 'iter_parquet', 'iter_msmarco_rows',
+           'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi', 'passage_columns', 'passage_from_row',
+           'corpus_from_rows', 'split_groups', 'split_dataset', 'load_squad2_unanswerable', 'load_squad2_articles',
+           'load_natural_questions', 'content_sha256', 'recorded_sha256', 'load_open_questions', 'out_of_scope',
+           'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download', 'fetch_msmarco_xi', 'load_default',
+           'default_corpus', 'describe']
 
 # %% ../nbs/02_data.ipynb #4911ffa3
 def data_file(name:str, folder=None) -> Path:
@@ -542,44 +543,64 @@ def _squad2_spans(qa:dict, key:str, raw:str, context:str, path, where:str) -> tu
         spans.append((s, text))
     return tuple(dict.fromkeys(spans))
 
-def load_squad2_articles(folder=None, seed:int=0, fractions:Mapping[str, float]|None=None) -> Dataset:
-    "The 8 SQuAD 2.0 dev articles that share paragraphs with XQuAD, whole: answerable and unanswerable questions, XQuAD's split."
-    path = data_file(SQUAD2_ARTICLES_FILE, folder)
-    doc = _need(read_json(path), dict, path, '<root>')
+
+SQUAD_DEV_FILES = (SQUAD2_ARTICLES_FILE, 'squad2_dev_19_more_articles.json', 'squad1_dev_13_more_articles.json')
+SQUAD_TRAIN_FILE = 'squad2_train_first_10_articles.json'
+
+def _is_squad1(doc:dict) -> bool:
+    "A SQuAD 1.1 file (`version` '1.1'): every question answerable, no `is_impossible` field."
+    return str(doc.get('version', '')).lstrip('v').startswith('1.')
+
+def _squad_article(art, a:int, path, group:str, split:str, squad1:bool, xquad_doc_of:dict, prefix:str, out:tuple):
+    "Passages, questions and judgements of one SQuAD article (`data[a]`), added to `out` = (passages, queries, qrels)."
+    passages, queries, qrels = out
+    where = f'data[{a}]'
+    title = _text(_field(art, 'title', str, path, where), path, None, f'{where}.title')
+    for p, par in enumerate(_field(art, 'paragraphs', list, path, where)):
+        pw = f'{where}.paragraphs[{p}]'
+        _need(par, dict, path, pw)
+        raw = _field(par, 'context', str, path, pw)
+        context = _text(raw, path, None, f'{pw}.context')
+        doc_id = f'{prefix}/{group.rsplit("/", 1)[1]}/{p}'
+        same = {'xquad_doc_id': xquad_doc_of[context]} if context in xquad_doc_of else {}
+        passages.append(Passage(f'{doc_id}@en', context, 'en', doc_id, title, same))
+        for k, qa in enumerate(_field(par, 'qas', list, path, pw)):
+            qw = f'{pw}.qas[{k}]'
+            _need(qa, dict, path, qw)
+            qid = _text(_field(qa, 'id', str, path, qw), path, None, f'{qw}.id')
+            impossible = False if squad1 else _field(qa, 'is_impossible', bool, path, qw)
+            spans = _squad2_spans(qa, 'answers', raw, context, path, qw)
+            plausible = _squad2_spans(qa, 'plausible_answers', raw, context, path, qw) if 'plausible_answers' in qa else ()
+            if impossible and spans: raise DataError('an unanswerable question with answers', path, None, f'{qw}.answers')
+            if not impossible and not spans: raise DataError('an answerable question without answers', path, None, f'{qw}.answers')
+            meta = {'doc_id': doc_id, 'title': title, 'split': split, **same}
+            meta.update(plausible=tuple(dict.fromkeys(t for _, t in plausible)), plausible_spans=plausible) if impossible else meta.update(spans=spans)
+            qkey = f'{prefix}/{qid}'
+            queries.append(Query(f'{qkey}@en', _text(_field(qa, 'question', str, path, qw), path, None, f'{qw}.question'), 'en',
+                                 qid, group, tuple(dict.fromkeys(t for _, t in spans)), impossible, meta=meta))
+            if not impossible: qrels[f'{qkey}@en'] = {doc_id: 1}
+
+def load_squad2_articles(folder=None, seed:int=0, fractions:Mapping[str, float]|None=None, files=(SQUAD2_ARTICLES_FILE,),
+                         outside:str|None=None, name:str='squad2') -> Dataset:
+    """Whole SQuAD articles (2.0 or 1.1 files) as one dataset: answerable and unanswerable questions. An XQuAD article gets XQuAD's
+    group and split; an article outside XQuAD is an error, unless `outside` names the split all such articles go to (SQuAD train)."""
     xq, group_of, split_of = _xquad_reference(folder, seed, fractions)
     xquad_doc_of = {p.text: p.doc_id for p in xq.corpus}
-    passages, queries, qrels = [], [], {}
-    for a, art in enumerate(_field(doc, 'data', list, path, '')):
-        where = f'data[{a}]'
-        _need(art, dict, path, where)
-        title = _text(_field(art, 'title', str, path, where), path, None, f'{where}.title')
-        group = _xquad_group(title, group_of, path, f'{where}.title')
-        for p, par in enumerate(_field(art, 'paragraphs', list, path, where)):
-            pw = f'{where}.paragraphs[{p}]'
-            _need(par, dict, path, pw)
-            raw = _field(par, 'context', str, path, pw)
-            context = _text(raw, path, None, f'{pw}.context')
-            doc_id = f'squad2/{group.rsplit("/", 1)[1]}/{p}'
-            same = {'xquad_doc_id': xquad_doc_of[context]} if context in xquad_doc_of else {}
-            passages.append(Passage(f'{doc_id}@en', context, 'en', doc_id, title, same))
-            for k, qa in enumerate(_field(par, 'qas', list, path, pw)):
-                qw = f'{pw}.qas[{k}]'
-                _need(qa, dict, path, qw)
-                qid = _text(_field(qa, 'id', str, path, qw), path, None, f'{qw}.id')
-                impossible = _field(qa, 'is_impossible', bool, path, qw)
-                spans = _squad2_spans(qa, 'answers', raw, context, path, qw)
-                plausible = _squad2_spans(qa, 'plausible_answers', raw, context, path, qw) if 'plausible_answers' in qa else ()
-                if impossible and spans: raise DataError('an unanswerable question with answers', path, None, f'{qw}.answers')
-                if not impossible and not spans: raise DataError('an answerable question without answers', path, None, f'{qw}.answers')
-                meta = {'doc_id': doc_id, 'title': title, 'split': split_of[group], **same}
-                meta.update(plausible=tuple(dict.fromkeys(t for _, t in plausible)), plausible_spans=plausible) if impossible else meta.update(spans=spans)
-                qkey = f'squad2/{qid}'
-                queries.append(Query(f'{qkey}@en', _text(_field(qa, 'question', str, path, qw), path, None, f'{qw}.question'), 'en',
-                                     qid, group, tuple(dict.fromkeys(t for _, t in spans)), impossible, meta=meta))
-                if not impossible: qrels[f'{qkey}@en'] = {doc_id: 1}
-    if not passages: raise DataError('no paragraphs', path=path, field='data')
-    return Dataset('squad2', Corpus(passages, 'squad2'), Queries(queries), Qrels(qrels),
-                   {'file': str(path), 'split_universe': tuple(xq.queries.groups)})
+    out, paths = ([], [], {}), []
+    for file in files:
+        path = data_file(file, folder); paths.append(str(path))
+        doc, before = _need(read_json(path), dict, path, '<root>'), len(out[0])
+        for a, art in enumerate(_field(doc, 'data', list, path, '')):
+            _need(art, dict, path, f'data[{a}]')
+            title = _text(_field(art, 'title', str, path, f'data[{a}]'), path, None, f'data[{a}].title')
+            if outside is not None and title not in group_of: group, split = f'{name}_{outside}/t{a:02d}', outside
+            else: group = _xquad_group(title, group_of, path, f'data[{a}].title'); split = split_of[group]
+            _squad_article(art, a, path, group, split, _is_squad1(doc), xquad_doc_of, name, out)
+        if len(out[0]) == before: raise DataError('no paragraphs', path=path, field='data')
+    passages, queries, qrels = out
+    return Dataset(name, Corpus(passages, name), Queries(queries), Qrels(qrels),
+                   {'file': paths[0] if len(paths) == 1 else paths, 'split_universe': tuple(xq.queries.groups)})
+
 
 # %% ../nbs/02_data.ipynb #e2d2a368
 NATURAL_QUESTIONS_FILE = 'natural_questions_v1.jsonl'
@@ -630,6 +651,29 @@ def recorded_sha256(name:str, folder=None) -> str|None:
     for block in blocks:
         if pattern.search(block) and (found := re.findall(r'\b[0-9a-f]{64}\b', block)): return found[0]
     return None
+
+# %% ../nbs/02_data.ipynb #31e89e51
+OPEN_QUESTION_FILES = {'nq_open_dev': 'calibration', 'nq_open_efficientqa_dev': 'test'}   # fit declining on one, report on the other
+
+def load_open_questions(name:str='nq_open_dev', folder=None) -> Queries:
+    """Real search-engine questions with short answers and no passages (NQ-open: `{question, answer[]}` per line), English.
+    Each carries its file's split in `meta['split']`; whether one is out of scope depends on the corpus (`out_of_scope`)."""
+    if name not in OPEN_QUESTION_FILES: raise ValueError(f'unknown open-question file {name!r}: one of {sorted(OPEN_QUESTION_FILES)}')
+    path, queries = data_file(f'{name}.jsonl', folder), []
+    for n, row in iter_jsonl(path):
+        for col, kind in (('question', str), ('answer', list)):
+            if not isinstance(row.get(col), kind): raise DataError(f'field {col!r} must be a {kind.__name__}', path, n, col)
+        answers = tuple(dict.fromkeys(t for j, a in enumerate(row['answer']) if (t := _text(a, path, n, f'answer[{j}]'))))
+        key = f'{name}/{n:04d}'
+        queries.append(Query(f'{key}@en', _text(row['question'], path, n, 'question'), 'en', key, key, answers,
+                             meta={'split': OPEN_QUESTION_FILES[name]}))
+    if not queries: raise DataError('no questions', path=path)
+    return Queries(queries)
+
+def out_of_scope(query:Query, corpus_text:str) -> bool:
+    "True when none of `query`'s answers occurs in `corpus_text` (all of a corpus's passages, case-folded): no verbatim answer exists."
+    return not any(a.casefold() in corpus_text for a in query.answers)
+
 
 # %% ../nbs/02_data.ipynb #d804fc80
 MSMARCO_XI_BASE_URL = 'https://huggingface.co/datasets/ai4bharat/MSMARCO-XI/resolve/main'
