@@ -73,7 +73,7 @@ serve: install
 eval: install
 	$(BIN)/voicerag-eval
 
-# trains the passage reader (nbs/13e_training) on the train split into voicerag/models/reading.npz: about an hour on 2 cores,
+# trains the passage reader (nbs/13e_training) on the train split into voicerag/models/reading.npz: 70 minutes on 2 cores with AMX,
 # with a checkpoint every 5 minutes in .train/; rerun after a kill and it resumes. SHARE=0.25 trains on a quarter (learning curve).
 SHARE ?= 1
 train: install
