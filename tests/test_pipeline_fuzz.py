@@ -17,7 +17,7 @@ from voicerag.data import load_default
 from voicerag.answerability import Answerability
 from voicerag.pipeline import HEARD_ANSWERS, Pipeline
 from voicerag.serving import calibration_path
-from voicerag.reader import Reader
+from voicerag.reading import PassageReader
 from voicerag.rerank import CandidateLists, Reranker, RerankingRetriever, collect_lists, rerank_path
 
 def _served_like(plain:Pipeline) -> Pipeline:
@@ -33,7 +33,7 @@ def _served_like(plain:Pipeline) -> Pipeline:
 def pipeline(request, small_pipeline):
     if request.param == 'plain': return small_pipeline
     if request.param == 'reader + answerability':
-        return Pipeline(small_pipeline.retriever, reader=Reader(), answerability=Answerability.load())
+        return Pipeline(small_pipeline.retriever, reader=PassageReader(), answerability=Answerability.load())
     return _served_like(small_pipeline)
 
 def _check(pipe, result):
@@ -76,7 +76,7 @@ class _Heard:
 def by_sound(small_pipeline):
     "The plain pipeline with the reader, and an abstainer whose heard threshold (0: every margin passes) sends Hindi heard from speech to the sound search."
     return Pipeline(small_pipeline.retriever, abstainer=Abstainer('top_score', {'en': 0.0, 'hi': 0.0}, heard={'hi': 0.0}),
-                    reader=Reader(), answerability=Answerability.load())
+                    reader=PassageReader(), answerability=Answerability.load())
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.one_of(questions, st.text(alphabet='abcdefghijklmnopqrstuvwxyz ', max_size=120)), lang=st.sampled_from([None, 'hi']),

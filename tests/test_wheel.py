@@ -67,7 +67,7 @@ def test_the_installed_package_reads_nothing_from_the_checkout(installed):
     assert Path(where['package']).is_relative_to(site) and where['checkout'] == 'None', where
     assert Path(where['data']) == site/'voicerag'/'_data' and (Path(where['data'])/'xquad.en.json.gz').is_file(), where
     assert where['home'] == str(home) and where['demo'], where
-    assert {'answerability.json', 'calibration.json', 'calibration_portable.json', 'reader.npz', 'rerank.json'} <= set(where['models']), where
+    assert {'answerability.json', 'calibration.json', 'calibration_portable.json', 'reading.json', 'reading.npz', 'rerank.json'} <= set(where['models']), where
 
 def test_build_then_ask_in_the_data_home(installed, tmp_path):
     venv, home, work, env = installed

@@ -252,7 +252,7 @@ class Config:
     stt: str = 'whisper'                   # speech-to-text provider: 'whisper' (local), 'sarvam', 'elevenlabs', 'mock'
     whisper_model: str = ''                # faster-whisper model name or folder; '' = whisper-base from PyPI (offline)
     max_audio_seconds: float = 30.0        # longer recordings end in stt_failed
-    reader: bool = True                    # short answers and the answerability stage (voicerag.reader, voicerag.answerability)
+    reader: bool = True                    # short answers and the answerability stage (voicerag.reading, voicerag.answerability)
 
     @classmethod
     def load(cls, toml_path=None, env:dict|None=None) -> 'Config':

@@ -9,8 +9,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
 from .core import Config, State, VoiceragError, atomic_write_json, config_from, config_parser, progress_bar
-from .data import (NATURAL_KINDS, NATURAL_QUESTIONS_FILE, content_sha256, data_file, load_default, load_natural_questions,
-                           load_squad2_unanswerable, recorded_sha256, split_dataset)
+from .data import (NATURAL_KINDS, NATURAL_QUESTIONS_FILE, SQUAD_DEV_FILES, content_sha256, data_file, load_default,
+                           load_natural_questions, load_open_questions, load_squad2_articles, load_squad2_unanswerable, out_of_scope,
+                           recorded_sha256, split_dataset)
 from .core import DataError
 from .encoders import make_encoder
 from .index import MODES, Retriever, index_path, load_index
@@ -21,19 +22,21 @@ from .metrics import (CORRECT_F1, answer_precision, auroc, bootstrap_ci, contain
 from .calibrate import calibration_retriever, held_out_articles
 from .rerank import RerankingRetriever, reranker_fingerprint
 from .pipeline import Pipeline
+from .reading import load_reading_threshold, reading_rows, squad2_scores, squad_asks
 from .serving import ensure_index, load_abstainer, served_pipeline
 
 # %% auto #0
 __all__ = ['RESULTS_FORMAT', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVAL_DIRECTIONS', 'ANSWER_STATES', 'NAN',
-           'CONFIDENCE_SOURCES', 'CHUNKINGS', 'HEADLINES', 'estimate', 'paired', 'fmt', 'Served', 'load_served',
-           'test_documents_held', 'check_test_documents', 'retrieval_results', 'answer_confidence', 'answer_row',
-           'count_states', 'summarize_answers', 'answer_rows', 'answer_results', 'unanswerable_rows',
+           'CONFIDENCE_SOURCES', 'NATURAL_SETS', 'CHUNKINGS', 'HEADLINES', 'estimate', 'paired', 'fmt', 'Served',
+           'load_served', 'test_documents_held', 'check_test_documents', 'retrieval_results', 'answer_confidence',
+           'answer_row', 'count_states', 'summarize_answers', 'answer_rows', 'answer_results', 'unanswerable_rows',
            'summarize_declines', 'answer_absent_results', 'ranking_confidence', 'precision_estimate', 'aurc_estimate',
            'selective_summary', 'selective_results', 'natural_questions_file', 'summarize_natural', 'natural_results',
+           'squad_rows', 'summarize_squad', 'squad_pipeline_results', 'reading_mode_results', 'open_question_results',
            'curve_points', 'abstention_results', 'latency_results', 'sweep_results', 'answerer_identity', 'evaluate',
            'headline', 'drift', 'main', 'retrieval_table', 'answers_table', 'declining_table', 'selective_table',
            'natural_table', 'abstention_table', 'latency_table', 'sweep_table', 'markdown_table', 'plot_cross_lingual',
-           'plot_risk_coverage', 'plot_system_risk_coverage', 'plot_latency']
+           'plot_risk_coverage', 'plot_system_risk_coverage', 'plot_latency', 'squad_table', 'reading_mode_table']
 
 # %% ../nbs/18_evaluate.ipynb #ed58ae91
 RESULTS_FORMAT = 'voicerag.eval/1'
@@ -257,11 +260,13 @@ def selective_results(rows:dict, unanswerable:list[dict]) -> dict:
     return out
 
 # %% ../nbs/18_evaluate.ipynb #1b7faa4d
-def natural_questions_file() -> Path|None:
-    "The natural question set when present, after checking its sha256 against `data/README.md`; None when it is not there."
-    try: path = data_file(NATURAL_QUESTIONS_FILE)
+NATURAL_SETS = {'natural': NATURAL_QUESTIONS_FILE, 'natural_v2': 'natural_questions_v2.jsonl'}   # results key -> frozen file
+
+def natural_questions_file(name:str=NATURAL_QUESTIONS_FILE) -> Path|None:
+    "The natural question set `name` when present, after checking its sha256 against `data/README.md`; None when it is not there."
+    try: path = data_file(name)
     except DataError: return None
-    sha, recorded = content_sha256(path), recorded_sha256(NATURAL_QUESTIONS_FILE)
+    sha, recorded = content_sha256(path), recorded_sha256(name)
     if sha != recorded:
         raise DataError(f'sha256 {sha} is not the one data/README.md records ({recorded or "none recorded"}): '
                         'record the new file there before measuring it', path=path)
@@ -299,6 +304,54 @@ def natural_results(served:Served, path=None, progress:bool=True, limit:int|None
             rows[q.meta['kind']].append({**answer_row(served.pipeline, q), 'gold_doc': q.meta['doc_id']})
         if any(rows.values()): out[lang] = summarize_natural(rows)
     return out
+
+# %% ../nbs/18_evaluate.ipynb #4201b647
+def squad_rows(served:Served, progress:bool=True, limit:int|None=None) -> dict[str, list[dict]]:
+    """Every SQuAD question of the test articles (the first `limit`) through the served pipeline, grouped by kind and by whether its
+    paragraph is in the served index."""
+    seed, index = served.config.seed, served.pipeline.retriever.index
+    squad = load_squad2_articles(files=SQUAD_DEV_FILES, seed=seed)
+    out = {}
+    for q in progress_bar(list(split_dataset(squad, seed=seed)['test'].queries)[:limit], desc='squad', disable=not progress, leave=False):
+        paragraph = squad.corpus.versions(q.meta['doc_id'])['en'].meta.get('xquad_doc_id')
+        held = 'indexed' if paragraph and index.versions(paragraph) else 'not indexed'
+        out.setdefault(f"{'unanswerable' if q.answer_absent else 'answerable'}, paragraph {held}", []).append(answer_row(served.pipeline, q))
+    return out
+
+def summarize_squad(rows:list[dict]) -> dict:
+    "Declined, answered and precision (SQuAD F1 >= 0.5; every answer to an unanswerable question is wrong) of one group of questions."
+    answered = [r['answered'] for r in rows]
+    correct = [bool(r['answered'] and r['f1'] >= CORRECT_F1) for r in rows]
+    return {'questions': len(rows), 'declined': estimate([r['declined'] for r in rows]), 'answered': estimate(answered),
+            'precision': precision_estimate(answered, correct), 'states': count_states(rows)}
+
+def squad_pipeline_results(served:Served, progress:bool=True, limit:int|None=None) -> dict:
+    "{group: summary} of the test articles' SQuAD questions through the served pipeline."
+    return {group: summarize_squad(rows) for group, rows in sorted(squad_rows(served, progress, limit).items())}
+
+def reading_mode_results(served:Served, progress:bool=True, limit:int|None=None) -> dict:
+    """SQuAD 2.0 in reading mode: the questions of the test articles that have SQuAD 2.0 questions, each read against its own
+    paragraph at the shipped threshold; official EM and F1 (%) with the HasAns / NoAns split, and F1's interval."""
+    reader, seed = served.pipeline.reader, served.config.seed
+    if reader is None: return {'skipped': 'the served pipeline has no reader'}
+    squad = load_squad2_articles(files=SQUAD_DEV_FILES, seed=seed)
+    test = list(split_dataset(squad, seed=seed)['test'].queries)
+    titles = {q.meta['title'] for q in test if q.answer_absent}
+    rows = reading_rows(reader, squad_asks([q for q in test if q.meta['title'] in titles][:limit], squad.corpus), progress)
+    threshold = load_reading_threshold(reader.weights)
+    scores = {k: round(v, 3) if isinstance(v, float) else v for k, v in squad2_scores(rows, threshold).items()}
+    return {**scores, 'threshold': round(threshold, 4), 'reader': reader.name, 'articles': sorted(titles),
+            'F1_estimate': estimate([squad2_scores([r], threshold)['F1'] for r in rows])}
+
+def open_question_results(served:Served, name:str='nq_open_efficientqa_dev', progress:bool=True, limit:int|None=None) -> dict:
+    "Real search-engine questions none of whose answers occurs in the served index (the first `limit`): the share answered, each wrongly."
+    corpus_text = '\n'.join(p.text for p in served.pipeline.retriever.index.passages.values()).casefold()
+    queries = list(load_open_questions(name))
+    outside = [q for q in queries if out_of_scope(q, corpus_text)]
+    rows = [answer_row(served.pipeline, q) for q in progress_bar(outside[:limit], desc=name, disable=not progress, leave=False)]
+    return {'file': f'{name}.jsonl', 'questions': len(queries), 'out_of_scope': len(outside),
+            'answered': estimate([r['answered'] for r in rows]), 'states': count_states(rows)}
+
 
 # %% ../nbs/18_evaluate.ipynb #3d7d6198
 def curve_points(scores, answerable, n:int=40) -> dict:
@@ -367,7 +420,8 @@ HEADLINES = (('retrieval', 'xquad en->en', 'served', 'R@1'), ('retrieval', 'xqua
              ('answers', 'xquad en', 'f1'), ('answers', 'xquad hi', 'f1'),
              ('answers', 'xquad en', 'answer_rate'), ('answers', 'xquad hi', 'answer_rate'),
              ('unanswerable', 'squad2 en', 'declined'),
-             ('natural', 'en', 'precision'), ('natural', 'hi', 'precision'))
+             ('natural', 'en', 'precision'), ('natural', 'hi', 'precision'),
+             ('natural_v2', 'en', 'precision'), ('natural_v2', 'hi', 'precision'))
 
 def answerer_identity(pipeline) -> dict|None:
     "The reader's weights digest and the answerability model's thresholds: what must match for two results files to be comparable."
@@ -378,7 +432,7 @@ def answerer_identity(pipeline) -> dict|None:
 def evaluate(config:Config|None=None, fast:bool=False, progress:bool=True) -> dict:
     "Every evaluation of the served system on the test split (`fast`: no abstention, latency or sweep, and retrieval without the routed baseline)."
     t0 = time.perf_counter()
-    natural = natural_questions_file()             # checked first: a changed question set stops the run before any work
+    natural = {key: natural_questions_file(name) for key, name in NATURAL_SETS.items()}   # checked first: a changed set stops the run
     served = load_served(config, progress)
     check_test_documents(served)
     results = {'format': RESULTS_FORMAT, 'command': 'voicerag-eval' + (' --fast' if fast else ''),
@@ -389,11 +443,13 @@ def evaluate(config:Config|None=None, fast:bool=False, progress:bool=True) -> di
                'retrieval': retrieval_results(served, progress=progress, baseline=not fast)}
     rows, unanswerable = answer_rows(served, progress), unanswerable_rows(served, progress)
     results.update(answers=answer_results(served, progress, rows), unanswerable={'squad2 en': summarize_declines(unanswerable)},
-                   answer_absent=answer_absent_results(served, progress), selective=selective_results(rows, unanswerable),
-                   natural=natural_results(served, natural, progress) if natural is not None else
-                           {'skipped': f'{NATURAL_QUESTIONS_FILE} is not in the data folder'})
+                   answer_absent=answer_absent_results(served, progress), selective=selective_results(rows, unanswerable))
+    for key, path in natural.items():
+        results[key] = natural_results(served, path, progress) if path else {'skipped': f'{NATURAL_SETS[key]} is not in the data folder'}
     if not fast:
-        results.update(abstention=abstention_results(served, progress), latency=latency_results(served, progress=progress),
+        results.update(squad=squad_pipeline_results(served, progress), reading_mode=reading_mode_results(served, progress),
+                       open_questions=open_question_results(served, progress=progress),
+                       abstention=abstention_results(served, progress), latency=latency_results(served, progress=progress),
                        sweep=sweep_results(served, progress=progress))
     results['seconds'] = round(time.perf_counter() - t0, 1)
     return results
@@ -482,10 +538,10 @@ def selective_table(results:dict):
                              'precision': fmt(s['precision']), 'AURC': fmt(s['aurc']), 'oracle AURC': s['oracle_aurc'],
                              'ranked by': s['confidence']} for k, s in (results.get('selective') or {}).items()}).T
 
-def natural_table(results:dict):
+def natural_table(results:dict, key:str='natural'):
     "Per asker language: answerable answered, precision of all answers and of answers to answerable questions, out of scope answered."
     import pandas as pd
-    nat = results.get('natural') or {}
+    nat = results.get(key) or {}
     return pd.DataFrame({lang: {'answerable': s['answerable'], 'answered (answerable)': fmt(s['answered']),
                                 'precision': fmt(s['precision']), 'precision (answerable)': fmt(s['precision_answerable']),
                                 'near-topic answered': f"{fmt(s['near_topic']['answered'])} of {s['near_topic']['questions']}",
@@ -574,3 +630,19 @@ def plot_latency(results:dict):
     ax.set_title(f"per stage, {results['latency']['questions']} questions; total P50 {results['latency']['stages']['total']['P50']:.1f} ms")
     fig.tight_layout()
     return fig
+
+def squad_table(results:dict):
+    "The test articles' SQuAD questions through the served pipeline, per group: declined, answered, precision, states."
+    import pandas as pd
+    return pd.DataFrame({g: {'questions': s['questions'], 'declined': fmt(s['declined']), 'answered': fmt(s['answered']),
+                             'precision': fmt(s['precision']), 'states': s['states']} for g, s in (results.get('squad') or {}).items()}).T
+
+def reading_mode_table(results:dict):
+    "SQuAD 2.0 in reading mode: official EM and F1 (%), all and HasAns / NoAns, at the shipped threshold."
+    import pandas as pd
+    r = results.get('reading_mode') or {}
+    keys = ('questions', 'EM', 'F1', 'HasAns_EM', 'HasAns_F1', 'HasAns_total', 'NoAns_F1', 'NoAns_total', 'answered', 'threshold')
+    row = {k: r[k] for k in keys if k in r}
+    if 'F1_estimate' in r: row['F1, 95% interval'] = fmt(r['F1_estimate'], 1)
+    return pd.DataFrame({'SQuAD 2.0, test articles': row}).T
+

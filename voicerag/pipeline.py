@@ -13,12 +13,12 @@ from .romanized import hindi_sound_index, hindi_transliterator, romanize
 from .index import Search, derived
 from .guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval
 from .extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
-from .answerability import answer_features, context_of
+from .answerability import answer_signals, context_of
 from .generate import GenerationError, Unanswerable, generate_grounded, generate_open
 
 # %% auto #0
 __all__ = ['MESSAGES', 'HEARD_SENTENCE_MESSAGE', 'GUARDRAIL_MESSAGES', 'REQUEST_LOG_FIELDS', 'HEARD_ANSWERS', 'HEARD_ANSWER',
-           'message_for', 'asker_language', 'request_record', 'Pipeline']
+           'READ_PASSAGES', 'message_for', 'asker_language', 'request_record', 'Pipeline']
 
 # %% ../nbs/16_pipeline.ipynb #ff611cae
 MESSAGES = {
@@ -95,6 +95,7 @@ def request_record(result:Result, request_id:str, kind:str, total_ms:float) -> d
 
 HEARD_ANSWERS = ('sentence', 'reader')
 HEARD_ANSWER = 'sentence'      # chosen on calibration clips in 15b_spoken_hindi
+READ_PASSAGES = 3              # the top documents the reader may read: the next ones only when the top one does not answer
 
 @dataclass
 class Pipeline:
@@ -108,7 +109,8 @@ class Pipeline:
     generative_passages: int = 3
     abstainer: object = None                   # a calibrated voicerag.abstain.Abstainer; None: the floor of `thresholds` only
     transcriber: object = None                 # the default speech-to-text provider of `ask_audio`
-    reader: object = None                      # a voicerag.reader.Reader: the short answer inside the chosen sentence's window
+    reader: object = None                      # a voicerag.reading.PassageReader: reads the top passages whole, picks the span
+    read_passages: int = READ_PASSAGES         # how many of the top documents the reader reads
     answerability: object = None               # a voicerag.answerability.Answerability: declines answers that do not answer
     heard_answer: str = HEARD_ANSWER            # a question searched by sound is answered: 'sentence' (the one it sounds like) or 'reader' (a short span)
 
@@ -267,33 +269,39 @@ class Pipeline:
         return Verdict(True) if p >= t else Verdict(False, 'unanswerable', f'answerability {p:.3f} is below the threshold {t:.3f} for {whose}')
 
     def _answer(self, text:str, lang:str, search, timer:StageTimer):
-        "An extractive span from the best hit, or a grounded generation over the top passages."
+        "The reader's span over the top passages (without a reader: the best sentence of the top one), or a grounded generation."
         index = self.retriever.index
+        if self.mode == 'extractive' and self.reader is not None:
+            with timer('read'): return self._read(text, lang, search.hits)
         if self.mode == 'extractive':
             with timer('answer'):
                 top = search.hits[0]
                 matched = index.passages[top.passage_id]
                 passage = pick_version(index.versions(top.doc_id), lang, matched)
-                answer = extract_answer(text, passage, search.query_vec, self.retriever.encoder, matched,
-                                        sentence_vectors(index, passage), SEMANTIC_WEIGHT)
-            if answer is None or self.reader is None: return answer
-            with timer('read'): return self._shorten(text, passage, answer)
+                return extract_answer(text, passage, search.query_vec, self.retriever.encoder, matched,
+                                      sentence_vectors(index, passage), SEMANTIC_WEIGHT)
         passages = [pick_version(index.versions(h.doc_id), lang, index.passages[h.passage_id])
                     for h in search.hits[:self.generative_passages]]
         t0 = time.perf_counter()
         try: return generate_grounded(self.llm, text, passages, lang)
         finally: timer.ms['llm'] = timer.ms.get('llm', 0.0) + (time.perf_counter() - t0) * 1e3
 
-    def _shorten(self, text:str, passage, answer:Answer) -> Answer:
-        "The reader's short span in the window around the chosen sentence, the sentence around it as context, the answerability signals."
-        reading = self.reader.read(text, passage.text, focus=answer.citations[0].start)
-        if reading is None: return answer
-        a, b = context_of(passage.text, reading.start, reading.end)
-        features = answer_features(text, passage.text, reading)
-        meta = {**answer.meta, 'reader': self.reader.name, 'answer_features': features, 'sentence_span': [answer.citations[0].start, answer.citations[0].end]}
-        if self.answerability is not None: meta['answerability'] = self.answerability.probability(features)
-        return Answer(passage.text[reading.start:reading.end], 'extractive', [Citation(passage.id, reading.start, reading.end, passage.lang)],
-                      passage.lang, meta, Citation(passage.id, a, b, passage.lang), passage.text[a:b])
+    def _read(self, text:str, lang:str, hits:list) -> Answer|None:
+        """The reader's span over the top `read_passages` documents (`read_ranked`), each in the asker's language where it has a version;
+        the sentence around it as context; the answerability probability of its score. None when no passage has a word to read."""
+        index = self.retriever.index
+        hits = hits[:self.read_passages]
+        passages = [pick_version(index.versions(h.doc_id), lang, index.passages[h.passage_id]) for h in hits]
+        found = self.reader.read_ranked(text, [p.text for p in passages])
+        if found is None: return None
+        p = passages[found.passage]
+        a, b = context_of(p.text, found.start, found.end)
+        signals = answer_signals(found)
+        meta = {'reader': self.reader.name, 'answer_features': signals, 'passages_read': [x.id for x in passages[:found.read]], 'windows': found.windows,
+                'passage_rank': found.passage + 1, 'version': p.lang, 'matched_passage': hits[found.passage].passage_id}
+        if self.answerability is not None: meta['answerability'] = self.answerability.probability(signals)
+        return Answer(p.text[found.start:found.end], 'extractive', [Citation(p.id, found.start, found.end, p.lang)], p.lang, meta,
+                      Citation(p.id, a, b, p.lang), p.text[a:b])
 
     def _fallback(self, text:str, lang:str, timer:StageTimer, confidence:dict, verdict:Verdict|None, meta:dict|None=None) -> Result:
         "Where the corpus is silent: the open-knowledge answer if enabled, else refused_no_context."

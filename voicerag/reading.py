@@ -5,7 +5,7 @@
 # %% ../nbs/13d_reading.ipynb #2de74f7c
 from __future__ import annotations
 import json, math, threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
 from .core import DataError, atomic_write_json
@@ -14,10 +14,10 @@ from .paths import package_file
 from .reader import SITES, Encoded, ReaderTokens, ReaderWeights, merged_layers, word_units
 
 # %% auto #0
-__all__ = ['READ_BUDGET', 'READ_OVERLAP', 'MAX_SPAN_UNITS', 'READING_FORMAT', 'windows', 'passage_windows', 'SpanNet',
-           'ReadingWeights', 'reading_path', 'span_scores', 'Found', 'PassageReader', 'reading_threshold_path',
-           'save_reading_threshold', 'load_reading_threshold', 'ReadAnswer', 'default_reader', 'read_answer',
-           'squad_asks', 'reading_rows', 'squad2_scores', 'best_threshold']
+__all__ = ['READ_BUDGET', 'READ_OVERLAP', 'MAX_SPAN_UNITS', 'SURE_SCORE', 'READING_FORMAT', 'windows', 'passage_windows',
+           'SpanNet', 'ReadingWeights', 'reading_path', 'span_scores', 'Found', 'PassageReader',
+           'reading_threshold_path', 'save_reading_threshold', 'load_reading_threshold', 'ReadAnswer', 'default_reader',
+           'read_answer', 'squad_asks', 'reading_rows', 'squad2_scores', 'best_threshold']
 
 # %% ../nbs/13d_reading.ipynb #049db54f
 READ_BUDGET, READ_OVERLAP = 256, 64     # passage tokens per window, and how many of them the next window repeats
@@ -118,8 +118,11 @@ class Found:
     score: float        # best span score minus 'no answer' score, both of the span's window: the higher, the surer
     windows: int        # windows read, over all passages
     tokens: int         # tokens of the padded batch (windows x longest)
+    read: int           # passages read
 
 # %% ../nbs/13d_reading.ipynb #eda3cbad
+SURE_SCORE = 0.0     # a span above its window's own "no answer": the top passage answers, the next ones are not read
+
 class PassageReader:
     "Serving: e5-small with the adapters merged into its weights; reads the question against every window of every passage in one batch."
     def __init__(self, weights:ReadingWeights|None=None, encoder:E5TorchEncoder|None=None, max_units:int=MAX_SPAN_UNITS):
@@ -144,7 +147,20 @@ class PassageReader:
             i, j, span, null = span_scores(s[r], e[r], enc, self.max_units)
             if best is None or span - null > best[0]: best = (span - null, p, enc, i, j)
         score, p, enc, i, j = best
-        return Found(p, enc.units[enc.tok_units[i]][0], enc.units[enc.tok_units[j]][1], score, len(encs), len(encs) * max(len(x.ids) for _, x in encs))
+        tokens = len(encs) * max(len(x.ids) for _, x in encs)
+        return Found(p, enc.units[enc.tok_units[i]][0], enc.units[enc.tok_units[j]][1], score, len(encs), tokens, len(passages))
+
+    def read_ranked(self, question:str, passages:list[str], sure:float=SURE_SCORE) -> Found|None:
+        """`read` over passages in rank order: the first alone, the rest (in one batch) only when the first has no span scoring
+        above `sure` against its "no answer". `windows` and `tokens` count both reads."""
+        first = self.read(question, passages[:1])
+        if len(passages) < 2 or (first is not None and first.score > sure): return first
+        rest = self.read(question, passages[1:])
+        if rest is None: return first if first is None else replace(first, read=len(passages))
+        rest = replace(rest, passage=rest.passage + 1)
+        if first is None: return rest
+        best = rest if rest.score > first.score else first
+        return replace(best, windows=first.windows + rest.windows, tokens=first.tokens + rest.tokens, read=len(passages))
 
     def _logits(self, batch:list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
         torch, F = self.torch, self.torch.nn.functional

@@ -14,7 +14,7 @@ from .index import IndexLoadError, Retriever, build_index, index_path, limit_bla
 from .paths import fitted_path, package_file
 from .rerank import Reranker, RerankingRetriever, rerank_path, reranker_fingerprint
 from .abstain import Abstainer, load_heard
-from .reader import Reader
+from .reading import PassageReader
 from .answerability import Answerability
 from .pipeline import Pipeline, asker_language
 
@@ -156,9 +156,9 @@ def load_abstainer(config, retriever, path=None, portable=None):
     return chosen
 
 def load_reader(config) -> tuple:
-    "The short-answer reader and the answerability model shipped with the package, when `config.reader` (else None, None)."
+    "The passage reader and the answerability model shipped with the package, when `config.reader` (else None, None)."
     if not config.reader: return None, None
-    return Reader(), Answerability.load()
+    return PassageReader(), Answerability.load()
 
 def served_pipeline(index, encoder, config, transcriber=None, reader=None, answerability=None) -> Pipeline:
     "The extractive pipeline as served: re-ranked where the re-ranker wins, calibrated abstention, short answers and the answerability stage."
