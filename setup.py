@@ -32,7 +32,8 @@ setuptools.setup(
     # data/ as voicerag._data and the demo notebook as voicerag._demo; the models live in the package already
     packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']) + [f"{cfg['lib_path']}._data", f"{cfg['lib_path']}._demo"],
     package_dir={f"{cfg['lib_path']}._data": 'data', f"{cfg['lib_path']}._demo": cfg['nbs_path']},
-    package_data={cfg['lib_path']: ['models/*.npz', 'models/*.json'],     # reader, answerability, re-ranker, abstainer
+    package_data={cfg['lib_path']: ['models/*.npz', 'models/*.json',     # reader, answerability, re-ranker, abstainer
+                                  'jupyter/voila/templates/*/*'],      # the app's Voila template (91_app)
                   f"{cfg['lib_path']}._data": ['*.gz', '*.jsonl', '*.txt', '*.md'],
                   f"{cfg['lib_path']}._demo": ['90_demo.ipynb']},
     install_requires=split_reqs('requirements'),

@@ -1,14 +1,16 @@
 """The demo app end to end in a real browser: `voicerag-demo` serves it with Voila, Chromium drives it.
 
-Chromium's fake microphone plays a WAV file: a question spoken by espeak-ng, or silence. Set
-VOICERAG_SCREENSHOTS=<folder> to keep a screenshot of each test's page (for looking, not for committing).
+Chromium's fake microphone plays a WAV file: a question spoken by espeak-ng, or silence. Every page is watched while a
+test uses it: a request or WebSocket to any host but this machine, or an error in the page's console, fails the test.
+Set VOICERAG_SCREENSHOTS=<folder> to keep a screenshot of each test's page (for looking, not for committing).
 """
 import os, shutil, signal, subprocess, sys, time, wave
 from pathlib import Path
+from urllib.parse import urlsplit
 import pytest
 
 CHROMIUM = Path('/usr/bin/chromium')
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason='Debian chromium is not installed (`make sysdeps` installs it)')
+LOOPBACK = {'127.0.0.1', 'localhost', '::1'}
 
 QUESTION = 'How many points did the Panthers defense surrender?'       # XQuAD; the default index answers it
 ANSWER, CONTEXT = '308', '308 points'                                  # the short answer, and what its sentence says around it
@@ -74,11 +76,13 @@ def server(tmp_path_factory) -> str:
 
 @pytest.fixture(scope='session')
 def playwright():
-    sync_api = pytest.importorskip('playwright.sync_api', reason='playwright is a dev dependency')
-    with sync_api.sync_playwright() as p: yield p
+    try: from playwright.sync_api import sync_playwright
+    except ImportError: pytest.fail('playwright is not installed: it is a dev dependency (`make install` installs it)')
+    with sync_playwright() as p: yield p
 
 def _browser(playwright, microphone:Path):
     "Chromium whose microphone plays `microphone` once (no loop), with the permission prompt accepted."
+    if not CHROMIUM.exists(): pytest.fail(f'{CHROMIUM} is missing: Debian chromium (`make sysdeps` installs it)')
     return playwright.chromium.launch(executable_path=str(CHROMIUM), timeout=60_000, args=[
         '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
         f'--use-file-for-fake-audio-capture={microphone}%noloop', '--no-sandbox'])
@@ -89,19 +93,48 @@ def browser(playwright, spoken_question):
     yield browser
     browser.close()
 
+def _leaves_machine(url:str) -> bool:
+    "Whether loading `url` reaches beyond this machine: any host but loopback (data: and blob: URLs name no host)."
+    parts = urlsplit(url)
+    return parts.scheme not in ('data', 'blob', 'about') and parts.hostname not in LOOPBACK
+
+class Watch:
+    "Every URL a page requests (WebSockets too) and every error it reports, from before it loads."
+    def __init__(self, page):
+        self.urls, self.errors = [], []
+        page.on('request', lambda r: self.urls.append(r.url))
+        page.on('websocket', lambda ws: self.urls.append(ws.url))
+        page.on('console', self._console)
+        page.on('pageerror', lambda e: self.errors.append(f'uncaught: {e}'))
+
+    def _console(self, message):
+        if message.type == 'error': self.errors.append(f'{message.text} ({message.location.get("url")})')
+
+    def problems(self) -> list[str]:
+        "What the page did that the app must not: ask another host, or log an error."
+        return ([f'requested beyond this machine: {u}' for u in self.urls if _leaves_machine(u)] +
+                [f'console error: {e}' for e in self.errors])
+
 def _open(browser, url:str):
+    "A page of the app, loaded and ready, and the `Watch` that has seen it from the first request on."
     page = browser.new_page(viewport={'width': 1000, 'height': 1100})
+    watch = Watch(page)
     page.set_default_timeout(ANSWER_MS)
     page.goto(url, timeout=PAGE_READY_MS)
     page.wait_for_selector('.vr-app .vr-record', timeout=PAGE_READY_MS)
-    return page
+    assert any(urlsplit(u).hostname in LOOPBACK for u in watch.urls), 'the watch saw none of the page\'s requests'
+    return page, watch
+
+def _stayed_local(watch:Watch):
+    assert not (found := watch.problems()), 'the page went beyond this machine or logged errors:\n' + '\n'.join(found)
 
 @pytest.fixture
 def page(browser, server, request):
-    page = _open(browser, server)
+    page, watch = _open(browser, server)
     yield page
     _screenshot(page, request.node.name)
     page.close()
+    _stayed_local(watch)
 
 def _screenshot(page, name:str):
     folder = os.environ.get('VOICERAG_SCREENSHOTS')
@@ -174,11 +207,42 @@ def test_undecodable_upload(page):
 def test_silent_microphone(playwright, silence, server, request):
     browser = _browser(playwright, silence)
     try:
-        page = _open(browser, server)
+        page, watch = _open(browser, server)
         _record(page, 2.0)
         _wait_for_result(page)
         from playwright.sync_api import expect
         expect(page.locator('.vr-state')).to_have_text('stt_failed')
         expect(page.locator('.vr-message')).to_contain_text('silent')
         _screenshot(page, request.node.name)
+        _stayed_local(watch)
     finally: browser.close()
+
+def test_icons_come_from_this_machine(page):
+    "The upload button's icon is drawn in Font Awesome that Voila serves from here (the page's watch sees no other host)."
+    glyph = page.evaluate("""() => getComputedStyle(document.querySelector('.vr-upload i.fa'), '::before').content""")
+    assert glyph not in ('', 'none', 'normal'), glyph
+    page.wait_for_function("""() => [...document.fonts].some(f => f.family.replaceAll('"', '') === 'Font Awesome 5 Free'
+                                                                   && f.status === 'loaded')""")
+
+UNBROKEN = '0123456789abcdef' * 40          # 640 characters without a break: a hash, a URL, a table flattened by an ingest
+
+def test_long_unbroken_text_wraps(page):
+    "An answer and its passage holding a 640-character unbroken run wrap inside their boxes instead of running past them."
+    from voicerag.app import answer_html, citation_html
+    from voicerag.core import Citation, Passage, Result, State
+    text = f'The key is {UNBROKEN} and nothing else.'
+    start = text.index(UNBROKEN)
+    passage = Passage('own/0@en', text, 'en', 'own/0')
+    result = Result(State.answered, UNBROKEN, 'ok', [Citation(passage.id, start, start + len(UNBROKEN))], True, 'en',
+                    context=text, context_citation=Citation(passage.id, 0, len(text)))
+    page.evaluate("""([answer, citation]) => {       // drawn as the widgets draw a result: their HTML set inside them
+        document.querySelector('.vr-result .widget-html-content').innerHTML = answer;
+        document.querySelector('.vr-citation .widget-html-content').innerHTML = citation; }""",
+                  [answer_html(result), citation_html(result, {passage.id: passage})])
+    boxes = ['.vr-answer-short', '.vr-context', '.vr-passage', '.vr-result', '.vr-citation', '.vr-app']
+    for box in boxes[:3]: assert UNBROKEN in page.inner_text(box).replace('\n', ''), box
+    widths = page.evaluate('boxes => boxes.map(b => [b, document.querySelector(b).scrollWidth, '
+                           'document.querySelector(b).clientWidth])', boxes)
+    assert all(scroll <= client for _, scroll, client in widths), f'(box, scrollWidth, clientWidth): {widths}'
+    page_fits = 'document.documentElement.scrollWidth <= document.documentElement.clientWidth'
+    assert page.evaluate(page_fits), 'the page scrolls sideways'

@@ -7,15 +7,15 @@ raised KeyError on the second, so `ask(q, langs=['en'])` ended in `State.error`.
 
 Every combination of asker language (forced 'en' or 'hi', or detected), `langs` and re-ranker (on or off) is asked, for
 English and Hindi questions, with the served abstainer on: over the small hashing index of the conftest (a re-ranker
-trained on it in a second), and over the served default index with its re-ranker (`serving_retriever`) when it is built.
+trained on it in a second), and over the served default index with its re-ranker (`serving_retriever`), built first when
+missing (a fresh clone, or this file run alone) as every other test that needs it does.
 """
 import pytest
 from voicerag.abstain import Abstainer
 from voicerag.core import Config, Result, State
 from voicerag.data import load_default
-from voicerag.index import index_path
 from voicerag.pipeline import Pipeline
-from voicerag.serving import calibration_path, serving_retriever
+from voicerag.serving import calibration_path, ensure_index, serving_retriever
 from voicerag.rerank import (RERANK_CONFIDENCE, CandidateLists, Reranker, RerankingRetriever, collect_lists, direction_key,
                              rerank_path)
 
@@ -55,12 +55,12 @@ def small(small_pipeline, served_abstainer) -> dict:
 
 @pytest.fixture(scope='module')
 def served(served_abstainer) -> dict:
-    "The served retriever (`serving_retriever`: the default index, its re-ranker) and the bare retriever under it."
-    if not (index_path(SERVED)/'manifest.json').exists(): pytest.skip('the default index is not built (voicerag-build)')
+    "The served retriever (`serving_retriever`: the default index, built when missing, and its re-ranker) and the bare one under it."
+    folder = ensure_index(SERVED)
     from voicerag.encoders import make_encoder
     from voicerag.index import load_index
     encoder = make_encoder(SERVED.encoder, cache_size=SERVED.query_cache_size)
-    retriever = serving_retriever(load_index(index_path(SERVED), encoder_name=encoder.name, dense_backend=SERVED.dense_backend),
+    retriever = serving_retriever(load_index(folder, encoder_name=encoder.name, dense_backend=SERVED.dense_backend),
                                   encoder, SERVED)
     assert isinstance(retriever, RerankingRetriever), 'the served retriever has no re-ranker'
     return {'reranked': Pipeline(retriever, abstainer=served_abstainer, k=SERVED.top_k),

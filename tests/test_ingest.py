@@ -1,9 +1,10 @@
 """A corpus of one's own, end to end, as a user runs it: `voicerag-build --corpus SRC --name NAME`, then `voicerag-ask --name NAME`.
 
 In a temporary data home, with the hashing encoder, sentence chunks and no reader (fast): a folder of a .txt, a .md, an
-.html and a .pdf file, and a CSV table, are each built and asked; a bad CSV row stops the build with exit status 2 and
-names the file, row and field, and so does a quote that is never closed (which would read the next rows into one cell);
-errors name the columns as the user named them; Markdown is indexed without its markup, HTML without its navigation and
+.html and a .pdf file, and a CSV table, are each built and asked; a bad document or CSV row is left out and listed at the
+end of the build and in the manifest, and `--strict` stops at it with exit status 2, naming the file, row and field; a
+quote that is never closed stops the build (it would read the next rows into one cell), and so does a folder of which
+nothing could be read; errors name the flag, and the columns as the user named them; Markdown is indexed without its markup, HTML without its navigation and
 footers, and a heading as a sentence of its own; `--name default` is refused; and the default index already in that home
 is untouched by all of it. `nbs/02a_ingest.ipynb` tests every reader on its own."""
 import json, os, subprocess, sys
@@ -81,14 +82,43 @@ def test_csv_with_own_columns(home, tmp_path):
     assert done.returncode == 0, done.stderr
     assert ask(home, 'faq', 'What is chai boiled with?')['citations'][0]['passage_id'] == 'q2'
 
-def test_bad_row_names_file_row_and_field(home, tmp_path):
+def manifest_of(home:Path, name:str) -> dict:
+    return json.loads((home/'indexes'/name/'manifest.json').read_text(encoding='utf-8'))
+
+def test_bad_row_is_skipped_or_with_strict_named(home, tmp_path):
     before = default_state(home)
     table = tmp_path/'bad.csv'
     table.write_text('id,text\na,Fine text.\nb,   \n', encoding='utf-8')
-    done = run(home, 'voicerag-build', '--corpus', table, '--name', 'bad')
+    done = run(home, 'voicerag-build', '--corpus', table, '--name', 'rows')
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.endswith(f'\nskipped 1 bad row in file {table}:\n  row 3: empty text (field text)\n'), done.stderr
+    assert manifest_of(home, 'rows')['corpus']['skipped']['bad'] == [{'row': 3, 'reason': 'empty text (field text)'}]
+    assert passages(home, 'rows') == {'a': 'Fine text.'}
+    done = run(home, 'voicerag-build', '--corpus', table, '--name', 'strict', '--strict')
     assert done.returncode == 2, done.stderr
-    assert done.stderr == f'voicerag: empty text (file {table}, row 3, field text)\n'
-    assert not (home/'indexes'/'bad').exists() and default_state(home) == before
+    assert done.stderr == f'voicerag: --corpus: empty text (file {table}, row 3, field text)\n'
+    assert not (home/'indexes'/'strict').exists() and default_state(home) == before
+
+def test_folder_with_bad_documents(home, tmp_path):
+    folder = tmp_path/'mixed'
+    (folder/'old').mkdir(parents=True)
+    (folder/'good.txt').write_text('Kombucha is fermented sweet tea.\n', encoding='utf-8')
+    (folder/'empty.txt').write_text('\n', encoding='utf-8')
+    (folder/'old'/'scan.txt').write_bytes(b'\x89PNG\r\n\x1a\n\x00\x00')
+    (folder/'guide.rst').write_text('Tea\n===\n', encoding='utf-8')
+    (folder/'a.json').write_text('{}', encoding='utf-8'); (folder/'b.json').write_text('{}', encoding='utf-8')
+    done = run(home, 'voicerag-build', '--corpus', folder, '--name', 'mixed')
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.endswith(f'\nskipped 2 bad documents in folder {folder}:\n  empty.txt: empty text\n'
+                                '  old/scan.txt: not UTF-8 text (invalid start byte at byte 0)\n'
+                                'skipped 3 files of types not read: .json (2), .rst (1)\n'), done.stderr
+    assert manifest_of(home, 'mixed')['corpus']['skipped'] == {
+        'source': str(folder), 'unread': {'.json': 2, '.rst': 1},
+        'bad': [{'file': 'empty.txt', 'reason': 'empty text'}, {'file': 'old/scan.txt', 'reason': 'not UTF-8 text (invalid start byte at byte 0)'}]}
+    assert ask(home, 'mixed', 'What is kombucha?')['citations'][0]['passage_id'] == 'good.txt'
+    done = run(home, 'voicerag-build', '--corpus', folder, '--name', 'strict', '--strict')
+    assert done.returncode == 2 and done.stderr == f"voicerag: --corpus: empty text (file {folder/'empty.txt'})\n", done.stderr
+    assert not (home/'indexes'/'strict').exists()
 
 def test_default_name_refused_and_rebuild_replaces(home, docs, tmp_path):
     before = default_state(home)
@@ -104,16 +134,25 @@ def test_default_name_refused_and_rebuild_replaces(home, docs, tmp_path):
     assert default_state(home) == before
 
 def test_other_errors_are_one_line(home, docs, tmp_path):
+    (tmp_path/'notes.xlsx').write_bytes(b'PK')
+    (tmp_path/'empty.md').write_text('\n\n', encoding='utf-8')
+    for source, message in [(tmp_path/'missing.csv', f"file {tmp_path/'missing.csv'} not found"), (f'{tmp_path}/docs/', f'folder {tmp_path}/docs/ not found'),
+                            (tmp_path/'notes.xlsx', 'unknown format'), (tmp_path/'empty.md', 'empty text')]:
+        done = run(home, 'voicerag-build', '--corpus', source, '--name', 'bad')
+        assert done.returncode == 2 and done.stderr.startswith(f'voicerag: --corpus: {message}') and done.stderr.count('\n') == 1, done.stderr
+        assert str(source) in done.stderr
+
+def test_folder_with_nothing_readable_is_an_error(home, docs, tmp_path):
     broken = tmp_path/'broken'
     broken.mkdir()
     (broken/'cut.pdf').write_bytes((docs/'boston.pdf').read_bytes()[:300])
-    (tmp_path/'notes.xlsx').write_bytes(b'PK')
-    (tmp_path/'empty.md').write_text('\n\n', encoding='utf-8')
-    for source, message in [(broken, 'unreadable PDF: '), (tmp_path/'missing.csv', 'file not found'),
-                            (tmp_path/'notes.xlsx', 'unknown format'), (tmp_path/'empty.md', 'empty text')]:
-        done = run(home, 'voicerag-build', '--corpus', source, '--name', 'bad')
-        assert done.returncode == 2 and done.stderr.startswith(f'voicerag: {message}') and done.stderr.count('\n') == 1, done.stderr
-        assert str(source) in done.stderr
+    (broken/'notes.rst').write_text('Tea\n===\n', encoding='utf-8')
+    done = run(home, 'voicerag-build', '--corpus', broken, '--name', 'bad')
+    lines = done.stderr.splitlines()
+    assert done.returncode == 2 and lines[:3] == [f'voicerag: --corpus: nothing to index in folder {broken}: every document in it was bad',
+                                                  f'skipped 1 bad document in folder {broken}:', lines[2]], done.stderr
+    assert lines[2].startswith('  cut.pdf: unreadable PDF: ') and lines[3:] == ['skipped 1 file of a type not read: .rst (1)'], done.stderr
+    assert not (home/'indexes'/'bad').exists()
 
 def passages(home:Path, name:str) -> dict:
     "The stored text of each passage of index `name`, by id."
@@ -126,7 +165,7 @@ def test_unclosed_quote_stops_the_build(home, tmp_path):
     table.write_text('id,text\nb1,"unterminated quote about owls\nb2,fine row\n', encoding='utf-8')
     done = run(home, 'voicerag-build', '--corpus', table, '--name', 'owls')
     assert done.returncode == 2, done.stderr
-    assert done.stderr == (f'voicerag: unterminated quote: the quoted cell that opens here is never closed, so the 1 line after it would be '
+    assert done.stderr == (f'voicerag: --corpus: unterminated quote: the quoted cell that opens here is never closed, so the 1 line after it would be '
                            f'read into it (file {table}, row 2, field text)\n')
     table.write_text("id,text\nb1,\"owls\nb2,fine row\nb3,5'11\"\n", encoding='utf-8')          # closed, but rows later
     done = run(home, 'voicerag-build', '--corpus', table, '--name', 'owls')
@@ -149,11 +188,12 @@ def test_errors_name_the_users_columns(home, tmp_path):
              ('dupid.jsonl', 'nosuch', "no text column 'nosuch': the keys of its first row are pid, body (file {})"),
              ('tab.jsonl', 'body', "bad JSON line: Invalid control character '\\t' at column 28 (file {}, row 2)")]
     for file, text_col, message in cases:
-        done = run(home, 'voicerag-build', '--corpus', tmp_path/file, '--name', 'cols', '--id-col', 'pid', '--text-col', text_col, '--lang', 'en')
-        assert done.returncode == 2 and done.stderr == f'voicerag: {message.format(tmp_path/file)}\n', done.stderr
+        done = run(home, 'voicerag-build', '--corpus', tmp_path/file, '--name', 'cols', '--id-col', 'pid', '--text-col', text_col, '--lang', 'en',
+                   '--strict')
+        assert done.returncode == 2 and done.stderr == f'voicerag: --corpus: {message.format(tmp_path/file)}\n', done.stderr
     (tmp_path/'faq.csv').write_text('question_id,answer_text\nq1,Matcha is powdered green tea.\nq2,Chai is spiced tea.\n', encoding='utf-8')
     done = run(home, 'voicerag-build', '--corpus', tmp_path/'faq.csv', '--name', 'cols', '--text-col', 'answer')
-    assert done.stderr == f"voicerag: no text column 'answer': its columns are question_id, answer_text (file {tmp_path/'faq.csv'})\n"
+    assert done.stderr == f"voicerag: --corpus: no text column 'answer': its columns are question_id, answer_text (file {tmp_path/'faq.csv'})\n"
     assert not (home/'indexes'/'cols').exists()
 
 def test_markup_and_boilerplate_are_not_indexed(home, tmp_path):

@@ -1,10 +1,13 @@
 """The README's Use section, run as a newcomer would copy it: every Python block in a fresh interpreter from the
-checkout, and each `print(...)  # expected` comment checked against what that print wrote (a trailing `...` marks a prefix)."""
-import re, subprocess, sys
+checkout, and each `print(...)  # expected` comment checked against what that print wrote (a trailing `...` marks a prefix);
+and the example of indexing one's own documents, built from the folder it names into a temporary data home and asked its
+question, whose `# answer: ANSWER (FILE)` comment is checked against the answer and the citation."""
+import os, re, shlex, subprocess, sys, tempfile
 from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
 
 def use_section(readme:str) -> str:
     "The README's `## Use` section, up to the next `## ` heading."
@@ -20,7 +23,16 @@ def expected_prints(block:str) -> list[str]:
     "What each commented print line promises: the comment after `print(...)`, without a trailing `...`."
     return [m.group(1).removesuffix('...').strip() for m in re.finditer(r'^print\(.*\)\s+#\s*(.+)$', block, re.M)]
 
-BLOCKS = python_blocks(use_section((ROOT/'README.md').read_text(encoding='utf-8')))
+USE = use_section((ROOT/'README.md').read_text(encoding='utf-8'))
+BLOCKS = python_blocks(USE)
+
+def corpus_example(section:str) -> tuple[str, str]:
+    "The `voicerag-build --corpus` line of `section`'s shell example of one's own documents, and its `voicerag-ask` line."
+    block = next((b for b in re.findall(r'^```sh\n(.*?)^```', section, re.M | re.S) if 'voicerag-build --corpus' in b), '')
+    lines = block.splitlines()
+    build, ask = (next((l for l in lines if l.startswith(prefix)), None) for prefix in ('voicerag-build --corpus', 'voicerag-ask'))
+    assert build and ask, f'the Use section has no shell example with voicerag-build --corpus and voicerag-ask:\n{block}'
+    return build, ask
 
 def test_the_use_section_has_the_promised_snippets():
     assert len(BLOCKS) >= 2 and 'load_pipeline' in BLOCKS[0] and expected_prints(BLOCKS[0]), BLOCKS
@@ -33,3 +45,29 @@ def test_readme_python_block_runs_as_written(block):
     printed = run.stdout.splitlines()
     for promise in expected_prints(block):
         assert any(line.startswith(promise) for line in printed), (promise, run.stdout[-2000:])
+
+def run_line(line:str, home:str) -> subprocess.CompletedProcess:
+    "A README shell line (its comment dropped), run from the checkout with this environment's scripts and data home `home`."
+    args = shlex.split(line, comments=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith('VOICERAG_')} | {'VOICERAG_HOME': home}
+    return subprocess.run([BIN/args[0], *args[1:]], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+
+def test_readme_corpus_example_builds_and_answers():
+    build, ask = corpus_example(USE)
+    promise = re.search(r'#\s*answer:\s*(.+?)\s+\((\S+)\)\s*$', ask)
+    assert promise, f'the voicerag-ask line says no "# answer: ANSWER (FILE)": {ask}'
+    answer, cited = promise.groups()
+    with tempfile.TemporaryDirectory() as home:
+        built = run_line(build, home)
+        assert built.returncode == 0, built.stderr[-3000:]
+        assert built.stdout.startswith(f"built {Path(home)/'indexes'}{os.sep}"), built.stdout      # into the temporary home
+        asked = run_line(ask, home)
+        assert asked.returncode == 0, asked.stderr[-3000:]
+        assert re.search(rf'^answer\s+{re.escape(answer)}$', asked.stdout, re.M), (answer, asked.stdout)
+        assert re.search(rf'^citation\s+{re.escape(cited)} ', asked.stdout, re.M), (cited, asked.stdout)
+
+def test_corpus_example_is_found():
+    section = '```sh\nvoicerag-build --corpus d/ --name x\nvoicerag-ask --name x "Q?"  # answer: A (f.txt)\n```\n'
+    build, ask = corpus_example(section)
+    assert (build, shlex.split(ask, comments=True)) == ('voicerag-build --corpus d/ --name x', ['voicerag-ask', '--name', 'x', 'Q?'])
+    with pytest.raises(AssertionError, match='no shell example'): corpus_example('```sh\nvoicerag-ask "Q?"\n```\n')

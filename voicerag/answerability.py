@@ -88,7 +88,7 @@ def labelled_questions(split:str, seed:int=0) -> list[dict]:
     rows = [dict(id=q.id, question=q.text, lang=q.lang, golds=list(q.answers), kind='answerable', source=f'xquad_{q.lang}') for q in xq.queries]
     squad = load_squad2_articles(files=SQUAD_DEV_FILES, seed=seed)
     for q in split_dataset(squad, seed=seed)[split].queries:
-        where = 'on_xquad' if 'xquad_doc_id' in squad.corpus.versions(q.meta['doc_id'])['en'].meta else 'other_paragraph'
+        where = 'on_xquad' if 'xquad_doc_id' in q.meta else 'other_paragraph'
         rows.append(dict(id=q.id, question=q.text, lang='en', golds=list(q.answers), kind='unanswerable' if q.answer_absent else 'answerable',
                          source=f"squad_{'unanswerable' if q.answer_absent else 'answerable'}_{where}"))
     return rows

@@ -9,10 +9,11 @@ import anywidget, traitlets
 import ipywidgets as widgets
 from .core import Config, Result, State, VoiceragError, answer_in_context
 from .client import ServerPipeline, ServerStream
+from .paths import package_file
 
 # %% auto #0
-__all__ = ['RECORDER_ESM', 'EXTERNAL_STAGES', 'STYLE', 'LANGUAGES', 'WARM_UP_QUESTION', 'Recorder', 'answer_html',
-           'citation_html', 'latency_html', 'VoiceApp', 'warm_up', 'demo_app']
+__all__ = ['RECORDER_ESM', 'EXTERNAL_STAGES', 'STYLE', 'LANGUAGES', 'WARM_UP_QUESTION', 'VOILA_TEMPLATE', 'Recorder',
+           'answer_html', 'citation_html', 'latency_html', 'VoiceApp', 'warm_up', 'demo_app', 'voila_data_dir']
 
 # %% ../nbs/91_app.ipynb #cf42a27b
 RECORDER_ESM = r"""
@@ -185,6 +186,7 @@ def latency_html(timings:dict, wall_ms:float|None=None) -> str:
 STYLE = """<style>
 .vr-app { max-width: 860px; font-family: system-ui, 'Noto Sans', 'Noto Sans Devanagari', sans-serif; }
 .vr-app [lang=hi] { font-family: 'Noto Sans Devanagari', 'Noto Sans', sans-serif; }
+.vr-status, .vr-result, .vr-citation { overflow-wrap: anywhere; }   /* a long unbroken run wraps in its box */
 .vr-recorder { display: flex; align-items: center; gap: 10px; }
 .vr-record { font-size: 15px; padding: 6px 16px; border-radius: 16px; border: 1px solid #c62828; background: #fff; color: #c62828; cursor: pointer; }
 .vr-record-status { color: #555; }
@@ -330,3 +332,10 @@ def demo_app(config:Config|None=None) -> VoiceApp:
     pipeline, transcriber = load_pipeline(config), transcriber_or_unavailable(config)
     warm_up(pipeline, transcriber)
     return VoiceApp(pipeline, transcriber, config.max_audio_seconds)
+
+# %% ../nbs/91_app.ipynb #b5e0c2a2
+VOILA_TEMPLATE = 'voicerag'
+
+def voila_data_dir() -> Path:
+    "The folder to add to Voila's `JUPYTER_PATH`: it holds the app's template, `voila/templates/voicerag`."
+    return package_file('jupyter')

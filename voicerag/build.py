@@ -16,7 +16,7 @@ from .chunkers import make_chunker
 from .encoders import encoder_record
 from .bm25 import BM25Index
 from .dense import DenseIndex, release_pages
-from .index import INDEX_FORMAT, _check_strategies, _file_table, _swap_into_place
+from .index import INDEX_FORMAT, _check_strategies, _file_table, _swap_into_place, corpus_record
 
 # %% auto #0
 __all__ = ['SHARD_FORMAT', 'SHARD_PASSAGES', 'RELEASE_ROWS', 'fingerprint', 'passage_key', 'batches', 'VectorCache',
@@ -203,8 +203,10 @@ def plan_shards(corpus:Iterable[Passage], fp:str, shards:Path, shard_passages:in
         keys = [passage_key(p, fp) for p in part]
         yield shards/hashlib.sha256(' '.join(keys).encode('utf-8')).hexdigest()[:24], part, keys
 
-def finish_build(shards:list[Path], folder:Path, config:Config, encoder, name:str, corpus_name:str, started:float, progress:bool=True) -> dict:
-    "Assemble `shards` into a temporary folder, write the manifest last, swap it into place at `folder`; drop unused shards. Returns the counts."
+def finish_build(shards:list[Path], folder:Path, config:Config, encoder, name:str, corpus, started:float,
+                 progress:bool=True) -> dict:
+    """Assemble `shards` into a temporary folder, write the manifest last (recording `corpus` as `09_index` does), swap it
+    into place at `folder`; drop unused shards. Returns the counts."""
     if not shards: raise DataError('cannot build an index from an empty corpus', field='corpus')
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f'.{folder.name}.tmp-'))
     try:
@@ -212,7 +214,7 @@ def finish_build(shards:list[Path], folder:Path, config:Config, encoder, name:st
         manifest = {'format': INDEX_FORMAT, 'name': name, 'config': config.to_dict(),
                     'encoder': encoder_record(encoder),
                     'counts': {k: counts[k] for k in ('passages', 'documents', 'chunks')},
-                    'corpus': {'name': corpus_name, 'checksum': counts['checksum']},
+                    'corpus': corpus_record(corpus, counts['checksum']),
                     'build_seconds': round(time.perf_counter() - started, 3), 'voicerag_version': voicerag.__version__}
         atomic_write_json(tmp/'manifest.json', dict(manifest, scripts=counts['scripts'], files=_file_table(tmp)))
         _swap_into_place(tmp, folder)
@@ -237,7 +239,7 @@ def build_streaming(corpus:Iterable[Passage], encoder, folder, config:Config|Non
             else: encoded += write_shard(shard, part, keys, chunkers, encoder, cache, batch)
             used.append(shard); passages += len(part)
             bar.update(len(part)); bar.set_postfix(chunks_encoded=encoded, shards_kept=kept)
-    counts = finish_build(used, folder, config, encoder, name or config.index_name, getattr(corpus, 'name', ''), t0, progress)
+    counts = finish_build(used, folder, config, encoder, name or config.index_name, corpus, t0, progress)
     return BuildReport(folder, passages, len(used), kept, sum(counts['chunks'].values()), encoded, round(time.perf_counter() - t0, 3))
 
 # %% ../nbs/09a_build.ipynb #304a50c8
@@ -284,5 +286,5 @@ def build_on_ray(corpus:Iterable[Passage], config:Config, folder, workers:int=0,
             ShardWriter, fn_constructor_args=(config.encoder, list(config.chunkers), str(shards), batch), batch_size=1,
             compute=ray.data.ActorPoolStrategy(size=min(size, len(todo))), num_cpus=0 if gpus else 1, num_gpus=gpus).take_all()
         encoded = sum(int(r['encoded']) for r in done)
-    counts = finish_build(used, folder, config, encoder, config.index_name, getattr(corpus, 'name', ''), t0, progress)
+    counts = finish_build(used, folder, config, encoder, config.index_name, corpus, t0, progress)
     return BuildReport(folder, passages, len(used), len(used) - len(todo), sum(counts['chunks'].values()), encoded, round(time.perf_counter() - t0, 3))

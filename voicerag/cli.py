@@ -6,7 +6,7 @@
 from __future__ import annotations
 import json, logging, os, signal, socket, subprocess, sys, time
 from pathlib import Path
-from .core import Config, Result, VoiceragError, answer_in_context, config_from, config_parser
+from .core import Config, DataError, Result, VoiceragError, answer_in_context, config_from, config_parser
 from .data import load_default, describe
 from .paths import data_dir
 
@@ -76,6 +76,12 @@ def build_sharded(corpus, config:Config, folder:Path, engine:str='stream', fresh
         return build_on_ray(corpus, config, folder, workers=workers)
     return build_streaming(corpus, make_encoder(config.encoder), folder, config, name=config.index_name)
 
+def _read_corpus(source:str, columns:dict, lang:str|None, strict:bool):
+    "The corpus `--corpus SRC` names (`ingest.load_corpus`); an error reading it names the flag."
+    from voicerag.ingest import load_corpus
+    try: return load_corpus(source, columns, lang, strict=strict)
+    except DataError as e: raise DataError(f'--corpus: {e}') from e
+
 def build(argv:list[str]|None=None) -> int:
     "`voicerag-build`: index the vendored corpus, or `--corpus SRC` under `--name NAME`, with the configured encoder and chunkers."
     parser = config_parser('voicerag-build', build.__doc__, 'to build; a --corpus needs a name other than "default"')
@@ -85,6 +91,8 @@ def build(argv:list[str]|None=None) -> int:
     for flag, field in COLUMN_FLAGS.items():
         parser.add_argument(f'--{flag}-col', metavar='COLUMN', help=f"the table's column of the passage {field} (default: {field})")
     parser.add_argument('--lang', help="every passage's language (default: the lang column, else the passage's script: hi for Devanagari, else en)")
+    parser.add_argument('--strict', action='store_true', help='stop at the first bad document or table row (exit status 2) instead of '
+                        'leaving it out and listing it at the end of the build')
     parser.add_argument('--engine', choices=ENGINES, default='memory',
                         help='memory: the whole corpus at once (default); stream: shard by shard, memory bounded, resuming a killed '
                              'build and encoding only new passages (voicerag.build); ray: the stream build with encoder actors on a '
@@ -93,11 +101,11 @@ def build(argv:list[str]|None=None) -> int:
     parser.add_argument('--workers', type=int, default=0, help='with --engine ray: encoder actors (default: one per CPU Ray sees)')
     args = parser.parse_args(argv)
     columns = {field: getattr(args, f'{flag}_col') for flag, field in COLUMN_FLAGS.items() if getattr(args, f'{flag}_col')}
-    if (columns or args.lang) and not args.corpus: parser.error('the column flags and --lang describe a --corpus: give one')
+    if (columns or args.lang or args.strict) and not args.corpus: parser.error('the column flags, --lang and --strict describe a --corpus: give one')
     if (args.fresh or args.workers) and args.engine == 'memory': parser.error('--fresh and --workers apply to --engine stream or ray')
     def main():
         from voicerag.index import index_path                  # imported when run: `--help` and bad arguments answer at once
-        from voicerag.ingest import load_corpus
+        from voicerag.ingest import Skipped
         from voicerag.serving import build_default_index, build_named_index, default_index_path, named_index_path
         from voicerag.data import default_corpus
         logging.getLogger('pypdf').setLevel(logging.ERROR)     # its warnings on a damaged PDF: the DataError that follows says it in one line
@@ -108,15 +116,16 @@ def build(argv:list[str]|None=None) -> int:
         t0 = time.perf_counter()
         if args.engine != 'memory':
             folder = named_index_path(config) if args.corpus else default_index_path(config)
-            corpus = load_corpus(args.corpus, columns, args.lang) if args.corpus else default_corpus()
+            corpus = _read_corpus(args.corpus, columns, args.lang, args.strict) if args.corpus else default_corpus()
             report = build_sharded(corpus, config, folder, args.engine, args.fresh, args.workers)
             print(f'{report.shards} shards, {report.shards_kept} kept from an earlier build; {report.chunks_encoded} of {report.chunks} chunks encoded')
         elif args.corpus:
             named_index_path(config)                           # a name that cannot be built is refused before the corpus is read
-            folder = build_named_index(config, load_corpus(args.corpus, columns, args.lang))
+            folder = build_named_index(config, _read_corpus(args.corpus, columns, args.lang, args.strict))
         else: folder = build_default_index(config)
         manifest = json.loads((folder/'manifest.json').read_text(encoding='utf-8'))
         print(f'built {folder} in {time.perf_counter() - t0:.1f} s: {manifest["counts"]}')
+        if summary := Skipped(**manifest['corpus'].get('skipped', {})).summary(): print(summary, file=sys.stderr)   # what was left out
     return run_main(main)
 
 # %% ../nbs/19_cli.ipynb #f762ea88
@@ -270,14 +279,18 @@ def free_port(port:int=0) -> int:
         return s.getsockname()[1]
 
 def voila_command(notebook:Path, port:int) -> list[str]:
-    "Voila serving `notebook` on 127.0.0.1:`port`, no browser, no port hopping, with this Python."
+    "Voila serving `notebook` on 127.0.0.1:`port`, no browser, no port hopping, with this Python and the app's template (`91_app`)."
+    from voicerag.app import VOILA_TEMPLATE
     return [sys.executable, '-m', 'voila', str(notebook), '--no-browser', f'--port={port}', '--Voila.ip=127.0.0.1',
             '--Voila.port_retries=0', '--VoilaExecutor.timeout=600', '--VoilaExecutor.startup_timeout=120',
-            '--VoilaConfiguration.extension_denylist=jupyterlab-jupytext']     # an editor extension that fails to load in Voila
+            '--VoilaConfiguration.extension_denylist=jupyterlab-jupytext',     # an editor extension that fails to load in Voila
+            f'--VoilaConfiguration.template={VOILA_TEMPLATE}']                 # Voila's lab template without its CDN links
 
 def voila_env(config_path:str|None) -> dict:
-    "The environment for Voila and its kernel: this environment's kernel specs first, and the config file to use."
-    env = dict(os.environ, JUPYTER_PATH=os.pathsep.join(filter(None, [str(Path(sys.prefix)/'share'/'jupyter'), os.environ.get('JUPYTER_PATH')])))
+    "The environment for Voila and its kernel: this environment's kernel specs first, then the app's template, and the config file to use."
+    from voicerag.app import voila_data_dir
+    paths = [str(Path(sys.prefix)/'share'/'jupyter'), str(voila_data_dir()), os.environ.get('JUPYTER_PATH')]
+    env = dict(os.environ, JUPYTER_PATH=os.pathsep.join(filter(None, paths)))
     if config_path: env['VOICERAG_CONFIG'] = str(Path(config_path).resolve())
     return env
 

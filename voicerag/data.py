@@ -6,7 +6,7 @@
 from __future__ import annotations
 import gzip, hashlib, json, os, re, zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,17 +59,23 @@ def _json_problem(e:json.JSONDecodeError, line:str) -> str:
         where = where.replace('character', f'character {line[e.pos]!r}', 1)
     return where
 
-def iter_jsonl(path) -> Iterator[tuple[int, dict]]:
-    "(line number, object) for each non-blank line of a JSON-lines file (`.gz` read transparently)."
+def iter_jsonl(path, on_bad:Callable[[DataError], None]|None=None) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSON-lines file (`.gz` read transparently). A line that is not a JSON
+    object is a DataError: raised, or given to `on_bad` and left out."""
     path, n = Path(path), 0
     try:
         with _open_text(path) as f:
             for n, line in enumerate(f, 1):
                 if not line.strip(): continue
                 try: obj = json.loads(line)
-                except json.JSONDecodeError as e: raise DataError(f'bad JSON line: {_json_problem(e, line)}', path=path, row=n) from e
-                if not isinstance(obj, dict): raise DataError(f'expected a JSON object, got {type(obj).__name__}', path=path, row=n)
-                yield n, obj
+                except json.JSONDecodeError as e: bad = DataError(f'bad JSON line: {_json_problem(e, line)}', path=path, row=n)
+                else:
+                    if isinstance(obj, dict):
+                        yield n, obj
+                        continue
+                    bad = DataError(f'expected a JSON object, got {type(obj).__name__}', path=path, row=n)
+                if on_bad is None: raise bad
+                on_bad(bad)
     except _READ_ERRORS as e: raise DataError(f'unreadable file: {e}', path=path, row=n + 1) from e
 
 # %% ../nbs/02_data.ipynb #48a37c7b

@@ -23,9 +23,9 @@ from .router import Plan, route
 from threadpoolctl import threadpool_limits
 
 # %% auto #0
-__all__ = ['INDEX_FORMAT', 'MODES', 'IndexLoadError', 'index_path', 'LangIndex', 'Index', 'build_index', 'save_index',
-           'verify_files', 'load_index', 'Search', 'best_per_doc', 'note_evidence', 'merge_best', 'Retriever',
-           'limit_blas_threads', 'derived']
+__all__ = ['INDEX_FORMAT', 'MODES', 'IndexLoadError', 'index_path', 'LangIndex', 'Index', 'corpus_record', 'build_index',
+           'save_index', 'verify_files', 'load_index', 'Search', 'best_per_doc', 'note_evidence', 'merge_best',
+           'Retriever', 'limit_blas_threads', 'derived']
 
 # %% ../nbs/09_index.ipynb #a06b9bb4
 class IndexLoadError(VoiceragError):
@@ -89,6 +89,12 @@ def _check_strategies(config:Config):
     if len(config.strategy_weights) < len(config.chunkers):
         raise ValueError(f'Config.strategy_weights {config.strategy_weights} gives no weight to every strategy of {config.chunkers}')
 
+def corpus_record(corpus, checksum:str) -> dict:
+    "The manifest's account of `corpus`: name, checksum, and what reading it from files left out (`ingest.ReadCorpus`)."
+    record = {'name': getattr(corpus, 'name', ''), 'checksum': checksum}
+    if (skipped := getattr(corpus, 'skipped', None)) is not None: record['skipped'] = skipped.to_dict()
+    return record
+
 def build_index(corpus, encoder, config:Config|None=None, name:str|None=None, batch:int=64, progress:bool=True) -> Index:
     "Chunk `corpus` with `config.chunkers`, encode with `encoder`, and index every passage language."
     config = config or Config()
@@ -107,7 +113,7 @@ def build_index(corpus, encoder, config:Config|None=None, name:str|None=None, ba
                 'counts': {'passages': {l: len(ps) for l, ps in sorted(by_lang.items())},
                            'documents': len({p.doc_id for p in passages}),
                            'chunks': {spec.name: sum(c.strategy == spec.name for c in chunks) for spec in chunkers}},
-                'corpus': {'name': getattr(corpus, 'name', ''), 'checksum': passages_checksum(passages)},
+                'corpus': corpus_record(corpus, passages_checksum(passages)),
                 'build_seconds': round(time.perf_counter() - t0, 3), 'voicerag_version': voicerag.__version__}
     return Index(manifest['name'], chunks, {p.id: p for p in passages}, langs, manifest)
 

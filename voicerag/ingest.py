@@ -5,26 +5,78 @@
 # %% ../nbs/02a_ingest.ipynb #75cc9dba
 from __future__ import annotations
 import csv, re
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain, groupby
 from pathlib import Path
 from .core import DataError, Passage
-from .data import (MSMARCO_XI_BASE_URL, PASSAGE_FIELDS, Corpus, DownloadError, corpus_from_rows, fetch_msmarco_xi,
-                           iter_jsonl, iter_parquet, load_msmarco_xi, msmarco_xi_url, passage_columns)
+from .data import (MSMARCO_XI_BASE_URL, PASSAGE_FIELDS, Corpus, DownloadError, fetch_msmarco_xi, iter_jsonl, iter_parquet,
+                           load_msmarco_xi, msmarco_xi_url, passage_columns, passage_from_row)
 from .paths import data_dir
 from .text import dominant_script, normalize
 
 # %% auto #0
-__all__ = ['TABLE_READERS', 'DOCUMENT_SUFFIXES', 'MSMARCO_PREFIX', 'DOCUMENT_READERS', 'script_lang', 'iter_delimited',
-           'load_table', 'as_sentences', 'read_text_file', 'html_text', 'read_html', 'markdown_text', 'read_markdown',
-           'read_pdf', 'document_files', 'document_passage', 'load_documents', 'parse_msmarco_source',
+__all__ = ['TABLE_READERS', 'DOCUMENT_SUFFIXES', 'MSMARCO_PREFIX', 'DOCUMENT_READERS', 'script_lang', 'Skipped', 'ReadCorpus',
+           'iter_delimited', 'load_table', 'as_sentences', 'read_text_file', 'html_text', 'read_html', 'markdown_text',
+           'read_markdown', 'read_pdf', 'folder_files', 'document_passage', 'load_documents', 'parse_msmarco_source',
            'load_msmarco_source', 'load_corpus']
 
 # %% ../nbs/02a_ingest.ipynb #90bc756c
 def script_lang(text:str) -> str:
     "'hi' for a text written mostly in Devanagari letters, else 'en'."
     return 'hi' if dominant_script(text) == 'devanagari' else 'en'
+
+# %% ../nbs/02a_ingest.ipynb #a7534c0f
+def _reason(e:DataError) -> str:
+    "`e`'s message and field, without the file and row it names (a summary names them its own way)."
+    located = str(DataError('', e.path, e.row, e.field))                      # ' (file …, row …, field …)', or ''
+    return str(DataError(str(e).removesuffix(located), field=e.field))
+
+def _count(n:int, word:str) -> str: return f'{n} {word}{"s" * (n != 1)}'
+
+@dataclass
+class Skipped:
+    "What reading a folder or table left out: each bad document or row and why, and the folder's files of types not read."
+    source: str = ''                                       # the folder or the table, as given
+    bad: list[dict] = field(default_factory=list)          # {'file': its path under the folder} or {'row': n}, and 'reason'
+    unread: dict[str, int] = field(default_factory=dict)   # suffix ('' for none) -> files of that type, not read
+    strict: bool = False                                   # raise at the first bad document or row instead
+
+    def note(self, e:DataError, **where):
+        "Note `e` as why the document or row `where` (file=its path under the folder, or row=N) is left out; raise it when strict."
+        if self.strict: raise e
+        self.bad.append({**where, 'reason': _reason(e)})
+
+    def to_dict(self) -> dict: return {'source': self.source, 'bad': self.bad, 'unread': self.unread}
+
+    def summary(self, limit:int=50) -> str:
+        "A line per bad document or row (the first `limit`), then the types not read; '' when nothing was left out."
+        lines = []
+        if self.bad:
+            kind = ('row', 'file') if 'row' in self.bad[0] else ('document', 'folder')
+            lines.append(f'skipped {_count(len(self.bad), "bad " + kind[0])} in {kind[1]} {self.source}:')
+            lines += [f'  {b["file"] if "file" in b else "row " + str(b["row"])}: {b["reason"]}' for b in self.bad[:limit]]
+            if len(self.bad) > limit: lines.append(f'  and {len(self.bad) - limit} more')
+        if self.unread:
+            types = sorted(self.unread.items(), key=lambda kv: (-kv[1], kv[0]))
+            kinds = 'a type' if len(types) == 1 else 'types'
+            lines.append(f'skipped {_count(sum(self.unread.values()), "file")} of {kinds} not read: '
+                         + ', '.join(f'{suffix or "no suffix"} ({n})' for suffix, n in types))
+        return '\n'.join(lines)
+
+class ReadCorpus(Corpus):
+    "A Corpus read from a folder or a table, with what the read left out (`skipped`), which the index manifest records."
+    def __init__(self, passages:Iterable[Passage], name:str, skipped:Skipped):
+        self.skipped = skipped
+        super().__init__(passages, name)
+
+def _something_read(corpus:ReadCorpus, what:str, kind:str, none:str) -> ReadCorpus:
+    "`corpus`, or a DataError with the summary when nothing of `what` was read: every `kind` was bad, or `none`."
+    if len(corpus): return corpus
+    reason = f'every {kind} in it was bad' if corpus.skipped.bad else none
+    raise DataError('\n'.join(filter(None, [f'nothing to index in {what}: {reason}', corpus.skipped.summary()])))
 
 # %% ../nbs/02a_ingest.ipynb #9b93a1f5
 class _KeptLines:
@@ -100,8 +152,10 @@ def _row_inside(cells:list[str], width:int, start:int, key:str, delimiter:str) -
         line += cell.count('\n')
     return None
 
-def iter_delimited(path, delimiter:str=',') -> Iterator[tuple[int, dict]]:
-    "(line number, {column: cell}) for each row of a CSV (or, with `delimiter='\\t'`, TSV) file with a header row, read as UTF-8; a quote that is not closed is an error."
+def iter_delimited(path, delimiter:str=',', on_bad:Callable[[DataError], None]|None=None) -> Iterator[tuple[int, dict]]:
+    """(line number, {column: cell}) for each row of a CSV (or, with `delimiter='\\t'`, TSV) file with a header row, read as
+    UTF-8; a quote that is not closed is an error; a row of more or fewer cells than the header is a DataError: raised, or
+    given to `on_bad` and left out (as `iter_jsonl` does)."""
     path, n = Path(path), 1
     if not path.is_file(): raise DataError('file not found', path=path)
     try:
@@ -118,7 +172,11 @@ def iter_delimited(path, delimiter:str=',') -> Iterator[tuple[int, dict]]:
                     raise DataError(f'unterminated quote? the quoted cell that opens here runs on into line {line}, which reads as a row of its own '
                                     f'({_shorten(text)!r}); close the quote (a cell that holds such a line can be given as JSON lines)',
                                     path, opened, _column(header, k))
-                if len(cells) != len(header): raise DataError(f'{len(cells)} cells where the header has {len(header)}', path, n)
+                if len(cells) != len(header):
+                    bad = DataError(f'{len(cells)} cells where the header has {len(header)}', path, n)
+                    if on_bad is None: raise bad
+                    on_bad(bad)
+                    continue
                 if '\n' not in cells[0]: key = cells[0]
                 yield n, dict(zip(header, cells))
     except UnicodeDecodeError as e: raise DataError(f'unreadable file: {e}', path=path, row=n + 1) from e
@@ -149,28 +207,39 @@ def _no_column(field:str, column:str, keys, path:Path, jsonl:bool) -> DataError:
     listed = ', '.join(map(str, keys)) or 'none'
     return DataError(f"no {field} column {column!r}: {'the keys of its first row' if jsonl else 'its columns'} are {listed}", path=path)
 
-def load_table(path, columns:Mapping[str, str]|None=None, lang:str|None=None, name:str='') -> Corpus:
-    "A Corpus from a JSONL, CSV, TSV or Parquet table of passages; `columns` maps fields to its columns, `lang` is every passage's language."
+def _add_row(corpus:Corpus, row:dict, path:Path, n:int, columns:Mapping[str, str]):
+    "Add the passage of `row` (row `n` of `path`) to `corpus`, checked as `02_data`'s `corpus_from_rows` checks each row."
+    p = passage_from_row(row, path, n, columns)
+    if not corpus.add(p, path, n, columns):
+        raise DataError(f'passage id {p.id!r} occurs twice', path, n, passage_columns(columns)['id'])
+
+def load_table(path, columns:Mapping[str, str]|None=None, lang:str|None=None, name:str='', strict:bool=False) -> ReadCorpus:
+    """A Corpus from a JSONL, CSV, TSV or Parquet table of passages; `columns` maps fields to its columns, `lang` is every passage's
+    language. A bad row is left out and noted in the corpus's `skipped`; `strict` raises it instead."""
     path, columns = Path(path), dict(columns or {})
     if unknown := sorted(set(columns) - set(PASSAGE_FIELDS)): raise DataError(f'unknown field {unknown[0]!r}: the fields are {PASSAGE_FIELDS}', path=path)
     if lang and 'lang' in columns: raise DataError('give a lang column or one lang for every passage, not both', path=path, field=columns['lang'])
-    reader, stem = _table_reader(path), path.name.split('.')[0]
-    rows, jsonl, seen = reader(path), reader is iter_jsonl, set()
+    reader, stem, skipped = _table_reader(path), path.name.split('.')[0], Skipped(str(path), strict=strict)
+    rows = reader(path) if reader is iter_parquet else reader(path, on_bad=lambda e: skipped.note(e, row=e.row))
+    jsonl, seen = reader is iter_jsonl, set()
     if first := next(rows, None):                                             # the columns named must be there, checked once
         for field, column in {'text': passage_columns(columns)['text'], **columns}.items():
             if column not in first[1] and not (jsonl and field in ('title', 'doc_id')): raise _no_column(field, column, first[1], path, jsonl)
-    def filled():
-        for n, row in chain([first] if first else [], rows):
-            if jsonl: seen.update(row)
-            yield n, _with_defaults(row, n, stem, columns, lang)
-    corpus = corpus_from_rows(filled(), path, name or stem, columns)
+    corpus = ReadCorpus((), name or stem, skipped)
+    for n, row in chain([first] if first else [], rows):
+        if jsonl: seen.update(row)
+        try: _add_row(corpus, _with_defaults(row, n, stem, columns, lang), path, n, columns)
+        except DataError as e: skipped.note(e, row=n)
     if jsonl and (never := [(f, c) for f, c in columns.items() if c not in seen]): raise DataError(f'no row has the {never[0][0]} column {never[0][1]!r}', path=path)
-    return corpus
+    return _something_read(corpus, f'file {path}', 'row', 'no passages in it')
 
 # %% ../nbs/02a_ingest.ipynb #04e53649
 def _read_utf8(path:Path) -> str:
-    try: return path.read_text(encoding='utf-8-sig')
+    "The text of `path` as UTF-8; a DataError for bytes that are not UTF-8, or for a NUL byte (binary data, UTF-16)."
+    try: text = path.read_text(encoding='utf-8-sig')
     except UnicodeDecodeError as e: raise DataError(f'not UTF-8 text ({e.reason} at byte {e.start})', path=path) from e
+    if (nul := text.find('\0')) >= 0: raise DataError(f'not text: a NUL byte at character {nul} (binary data, or UTF-16)', path=path)
+    return text
 
 _FINAL = re.compile(r'[.!?।॥:;…]["\'”’)\]]*$')                                # final punctuation, then closing quotes or brackets
 
@@ -244,25 +313,37 @@ def read_pdf(path:Path) -> tuple[str, str]:
 DOCUMENT_READERS = {'.txt': read_text_file, '.md': read_markdown, '.html': read_html, '.htm': read_html, '.pdf': read_pdf}
 
 # %% ../nbs/02a_ingest.ipynb #43ef7995
-def document_files(root:Path) -> list[Path]:
-    "The documents under the folder `root`, recursively, in path order: known suffixes only, hidden files and folders left out."
-    return sorted(p for p in root.rglob('*') if p.is_file() and p.suffix.lower() in DOCUMENT_READERS
-                  and not any(part.startswith('.') for part in p.relative_to(root).parts))
+def folder_files(root:Path) -> tuple[list[Path], dict[str, int]]:
+    "The documents under the folder `root` (recursively, in path order) and the other files by suffix; hidden ones left out."
+    files = sorted(p for p in root.rglob('*')
+                   if p.is_file() and not any(part.startswith('.') for part in p.relative_to(root).parts))
+    unread = Counter(p.suffix.lower() for p in files if p.suffix.lower() not in DOCUMENT_READERS)
+    return [p for p in files if p.suffix.lower() in DOCUMENT_READERS], dict(sorted(unread.items()))
 
 def document_passage(path:Path, root:Path, lang:str|None=None) -> Passage:
     "One document as one passage: id and doc_id its path under `root`, its reader's title (else its name), lang `lang` or its script's."
-    title, raw = DOCUMENT_READERS[path.suffix.lower()](path)
+    try: title, raw = DOCUMENT_READERS[path.suffix.lower()](path)
+    except OSError as e: raise DataError(f'unreadable file: {e.strerror}', path=path) from e
     text = normalize(raw)
-    if not text: raise DataError('empty text' + (' (a scanned PDF has no text layer)' if path.suffix.lower() == '.pdf' else ''), path=path, field='text')
+    if not text: raise DataError('empty text' + (' (a scanned PDF has no text layer)' if path.suffix.lower() == '.pdf' else ''), path=path)
     pid = path.relative_to(root).as_posix()
     return Passage(pid, text, lang or script_lang(text), pid, normalize(title) or path.stem)
 
-def load_documents(path, lang:str|None=None, name:str='') -> Corpus:
-    "A Corpus of the .txt, .md, .html/.htm and .pdf documents in a folder (recursively), or of one such file."
+def _document_passages(files:list[Path], root:Path, lang:str|None, skipped:Skipped) -> Iterator[Passage]:
+    "The passage of each of `files` in the folder `root`; a document that cannot be read is noted in `skipped`."
+    for path in files:
+        try: yield document_passage(path, root, lang)
+        except DataError as e: skipped.note(e, file=path.relative_to(root).as_posix())
+
+def load_documents(path, lang:str|None=None, name:str='', strict:bool=False) -> ReadCorpus:
+    """A Corpus of the .txt, .md, .html/.htm and .pdf documents in a folder (recursively), or of one such file. A bad document
+    in a folder is left out and noted in the corpus's `skipped`, as are the other files by type; `strict` raises it instead."""
     path = Path(path)
-    root, files = (path, document_files(path)) if path.is_dir() else (path.parent, [path])
-    if not files: raise DataError(f'no documents ({", ".join(DOCUMENT_SUFFIXES)} files) in this folder', path=path)
-    return Corpus((document_passage(f, root, lang) for f in files), name=name or path.stem)
+    if not path.is_dir(): return ReadCorpus([document_passage(path, path.parent, lang)], name or path.stem, Skipped(str(path)))
+    files, unread = folder_files(path)
+    skipped = Skipped(str(path), unread=unread, strict=strict)
+    corpus = ReadCorpus(_document_passages(files, path, lang, skipped), name or path.stem, skipped)
+    return _something_read(corpus, f'folder {path}', 'document', f'no {", ".join(DOCUMENT_SUFFIXES)} files in it')
 
 # %% ../nbs/02a_ingest.ipynb #2f6d1a33
 def parse_msmarco_source(source:str) -> tuple[str, str]:
@@ -282,14 +363,22 @@ def load_msmarco_source(source:str, folder=None, base_url:str=MSMARCO_XI_BASE_UR
     return load_msmarco_xi(path).corpus
 
 # %% ../nbs/02a_ingest.ipynb #d985a838
-def load_corpus(source, columns:Mapping[str, str]|None=None, lang:str|None=None, name:str='') -> Corpus:
-    "The corpus at `source`: 'msmarco-xi:LANG[:SPLIT]', a folder or file of documents, or a JSONL, CSV, TSV or Parquet table."
+def _missing(source) -> DataError:
+    "The error for a `source` that is not there: a folder when it ends in a slash or has no suffix, else a file."
+    kind = 'folder' if str(source).endswith(('/', '\\')) or not Path(source).suffix else 'file'
+    return DataError(f'{kind} {source} not found')
+
+def load_corpus(source, columns:Mapping[str, str]|None=None, lang:str|None=None, name:str='', strict:bool=False) -> Corpus:
+    """The corpus at `source`: 'msmarco-xi:LANG[:SPLIT]', a folder or file of documents, or a JSONL, CSV, TSV or Parquet table.
+    A bad document or row of a folder or table is left out and noted in the corpus's `skipped` (`Skipped`); `strict` raises it."""
     if str(source).startswith(MSMARCO_PREFIX):
         if columns or lang: raise DataError(f'columns and a lang apply to files and folders, not to {source}')
         return load_msmarco_source(str(source))
     path = Path(source)
-    if not path.exists(): raise DataError('file not found', path=path)
+    if not path.exists(): raise _missing(source)
     if path.is_dir() or path.suffix.lower() in DOCUMENT_SUFFIXES:
-        if columns: raise DataError('columns apply to tables (JSONL, CSV, TSV, Parquet), not to documents', path=path)
-        return load_documents(path, lang, name)
-    return load_table(path, columns, lang, name)
+        if columns:
+            kind = 'folder' if path.is_dir() else 'document'
+            raise DataError(f'columns apply to tables (JSONL, CSV, TSV, Parquet), not to the {kind} {source}')
+        return load_documents(path, lang, name, strict)
+    return load_table(path, columns, lang, name, strict)

@@ -17,7 +17,7 @@ from .reader import SITES, Encoded, ReaderTokens, ReaderWeights, merged_layers, 
 __all__ = ['READ_BUDGET', 'READ_OVERLAP', 'MAX_SPAN_UNITS', 'SURE_SCORE', 'READING_FORMAT', 'windows', 'passage_windows',
            'SpanNet', 'ReadingWeights', 'reading_path', 'span_scores', 'Found', 'PassageReader',
            'reading_threshold_path', 'save_reading_threshold', 'load_reading_threshold', 'ReadAnswer', 'default_reader',
-           'read_answer', 'squad_asks', 'reading_rows', 'squad2_scores', 'best_threshold']
+           'read_answer', 'squad_asks', 'reading_rows', 'row_scores', 'squad2_scores', 'best_threshold']
 
 # %% ../nbs/13d_reading.ipynb #049db54f
 READ_BUDGET, READ_OVERLAP = 256, 64     # passage tokens per window, and how many of them the next window repeats
@@ -137,16 +137,11 @@ class PassageReader:
 
     def read(self, question:str, passages:list[str]) -> Found|None:
         "The best span over all `passages` for `question`, with its score against 'no answer'; None when no passage has a word to select."
-        qids = self.tokens.question_ids(question)
-        encs = [(p, enc) for p, text in enumerate(passages) for enc in passage_windows(self.tokens, qids, text, self.budget, self.overlap)
-                if enc.starts_ok.any()]
+        encs = self._windows(question, passages)
         if not encs: return None
         s, e = self._logits([enc.ids for _, enc in encs])
-        best = None
-        for r, (p, enc) in enumerate(encs):
-            i, j, span, null = span_scores(s[r], e[r], enc, self.max_units)
-            if best is None or span - null > best[0]: best = (span - null, p, enc, i, j)
-        score, p, enc, i, j = best
+        score, r, i, j = self._best([enc for _, enc in encs], s, e)
+        p, enc = encs[r]
         tokens = len(encs) * max(len(x.ids) for _, x in encs)
         return Found(p, enc.units[enc.tok_units[i]][0], enc.units[enc.tok_units[j]][1], score, len(encs), tokens, len(passages))
 
@@ -162,12 +157,26 @@ class PassageReader:
         best = rest if rest.score > first.score else first
         return replace(best, windows=first.windows + rest.windows, tokens=first.tokens + rest.tokens, read=len(passages))
 
-    def _logits(self, batch:list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    def _windows(self, question:str, passages:list[str]) -> list[tuple[int, Encoded]]:
+        "(passage, window) for every window of `passages` with a word to select, the question before each."
+        qids = self.tokens.question_ids(question)
+        return [(p, enc) for p, text in enumerate(passages) for enc in passage_windows(self.tokens, qids, text, self.budget, self.overlap)
+                if enc.starts_ok.any()]
+
+    def _best(self, encs:list[Encoded], s:np.ndarray, e:np.ndarray) -> tuple[float, int, int, int]:
+        "(score, window, first token, last token) of the span scoring highest against its window's 'no answer'; the first such on ties."
+        scored = [(span - null, r, i, j) for r, enc in enumerate(encs) for i, j, span, null in [span_scores(s[r], e[r], enc, self.max_units)]]
+        return max(scored, key=lambda t: t[0])
+
+    def _logits(self, batch:list[list[int]], states:bool=False) -> tuple[np.ndarray, ...]:
+        "Start and end logits (B, L) of a padded batch; with `states`, its last hidden states (B, L, H) before them."
         torch, F = self.torch, self.torch.nn.functional
         with torch.inference_mode():
             x, _ = self.encoder.hidden_states(batch, layers=self.layers, packed=self.packed)
-            se = F.linear(x.float(), *self.head)
-        return se[..., 0].numpy(), se[..., 1].numpy()
+            x = x.float()
+            se = F.linear(x, *self.head)
+        logits = se[..., 0].numpy(), se[..., 1].numpy()
+        return (x.numpy(), *logits) if states else logits
 
 # %% ../nbs/13d_reading.ipynb #e31c24d0
 READING_FORMAT = 'voicerag.reading/1'
@@ -237,9 +246,14 @@ def _f1_both(row:dict) -> tuple[float, float, float, float]:
     golds, lang = row['golds'] or [''], row['lang']
     return exact_match(row['span'], golds, lang), squad_f1(row['span'], golds, lang), float(row['absent']), float(row['absent'])
 
+def row_scores(row:dict, threshold:float) -> tuple[float, float]:
+    "SQuAD 2.0's (EM, F1) of one row, in [0, 1]: its span's where its score reaches `threshold`, else declining's."
+    both = _f1_both(row)
+    return both[:2] if row['score'] >= threshold else both[2:]
+
 def squad2_scores(rows:list[dict], threshold:float) -> dict:
     "SQuAD 2.0's EM and F1 (in %) over all rows and split by HasAns / NoAns, answering where the score reaches `threshold`."
-    per = np.array([_f1_both(r)[:2] if r['score'] >= threshold else _f1_both(r)[2:] for r in rows]).reshape(-1, 2) * 100
+    per = np.array([row_scores(r, threshold) for r in rows]).reshape(-1, 2) * 100
     has = np.array([not r['absent'] for r in rows])
     out = {'questions': len(rows), 'EM': per[:, 0].mean(), 'F1': per[:, 1].mean()}
     if has.any(): out.update(HasAns_EM=per[has, 0].mean(), HasAns_F1=per[has, 1].mean(), HasAns_total=int(has.sum()))

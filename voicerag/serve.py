@@ -11,10 +11,11 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import Literal
 from .core import Config, Result, State, VoiceragError, config_from, config_parser
-from .stt import FinishStream, STTError, Unavailable, open_stream, sniff_format, transcriber_or_unavailable
-from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from .stt import FinishStream, STTError, Unavailable, open_stream, transcriber_or_unavailable
+from fastapi import FastAPI, Request, Security, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.background import BackgroundTask
@@ -22,10 +23,12 @@ from starlette.background import BackgroundTask
 _log = logging.getLogger('voicerag.serve')            # spelled out so the notebook logs under it too
 
 # %% auto #0
-__all__ = ['JSON_OPTIONS', 'ServeSettings', 'is_loopback', 'check_exposure', 'error_id', 'public_result', 'response_body',
-           'cited_passages', 'status_of', 'Busy', 'LoadFailure', 'Service', 'pipeline_loader', 'Metrics', 'AskRequest',
-           'CitationOut', 'ResultOut', 'Problem', 'BodyError', 'read_body', 'parse_ask', 'is_stop', 'audio_params',
-           'create_app', 'ServerThread', 'serve', 'main']
+__all__ = ['JSON_OPTIONS', 'AUDIO_TYPES', 'AUDIO_QUERY', 'ASK_RESPONSES', 'AUDIO_RESPONSES', 'ASK_REQUEST', 'AUDIO_REQUEST',
+           'ServeSettings', 'is_loopback', 'check_exposure', 'error_id', 'public_result', 'response_body',
+           'cited_passages', 'status_of', 'Busy', 'LoadFailure', 'Service', 'build_command', 'open_index',
+           'pipeline_loader', 'Metrics', 'AskRequest', 'CitationOut', 'ResultOut', 'Problem', 'Health', 'HealthFailed',
+           'Ready', 'NotReady', 'BodyError', 'read_body', 'media_type', 'parse_ask', 'check_audio_type', 'is_stop',
+           'audio_params', 'problems', 'create_app', 'ServerThread', 'serve', 'main']
 
 # %% ../nbs/92_serve.ipynb #4f5f96fd
 @dataclass(frozen=True)
@@ -164,11 +167,29 @@ class Service:
         self.pool.shutdown(wait=True)
 
 # %% ../nbs/92_serve.ipynb #9ffd1f1e
-def pipeline_loader(config:Config):
-    "What `Service` loads: the served pipeline over the index `config` names, and the configured transcriber, its model loaded (or `Unavailable`, saying why)."
+def build_command(config:Config) -> str:
+    "The command that builds the index `config` names: the vendored corpus's, or one's own corpus under its name."
+    if config.index_name == Config.index_name: return 'voicerag-build'
+    return f'voicerag-build --corpus SRC --name {config.index_name}'
+
+def open_index(config:Config):
+    """The index `config` names, read and verified (its manifest, each file's size and checksum) before the server listens;
+    missing or broken, a `VoiceragError` of one line: what is wrong, and the command that builds it."""
+    from voicerag.index import IndexLoadError, index_path, load_index
+    folder, name, command = index_path(config), config.index_name, build_command(config)
+    if not folder.is_dir(): raise VoiceragError(f'index {name!r} is missing at {folder}: build it first ({command})')
+    try: return load_index(folder, dense_backend=config.dense_backend)
+    except (IndexLoadError, OSError) as e:
+        raise VoiceragError(f'index {name!r} cannot be served: {" ".join(str(e).split())} ({command})') from None
+
+def pipeline_loader(config:Config, index):
+    """What `Service` loads: the served pipeline over `index` (from `open_index`), and the configured transcriber,
+    its model loaded (or `Unavailable`, saying why)."""
     def load():
-        from voicerag.serving import load_pipeline
-        return load_pipeline(config), transcriber_or_unavailable(config, load=True)
+        from voicerag.encoders import make_encoder
+        from voicerag.serving import served_pipeline
+        encoder = make_encoder(config.encoder, cache_size=config.query_cache_size)   # not the index's: `Retriever` refuses it
+        return served_pipeline(index, encoder, config), transcriber_or_unavailable(config, load=True)
     return load
 
 # %% ../nbs/92_serve.ipynb #d65103ba
@@ -203,8 +224,8 @@ class Metrics:
 
 # %% ../nbs/92_serve.ipynb #9c10e052
 class AskRequest(BaseModel):
-    "A typed question."
-    model_config = ConfigDict(extra='forbid')
+    "A typed question. Strict: a field takes only the JSON type the schema names (`passages`: true or false, never 0 or \"true\")."
+    model_config = ConfigDict(extra='forbid', strict=True)
     question: str = Field(description="the question, in Hindi or English (Devanagari or Latin script)")
     lang: Literal['en', 'hi'] | None = Field(None, description="the asker's language; default: from the question's script")
     langs: list[Literal['en', 'hi']] | None = Field(None, description='search only passages in these languages; default: all')
@@ -237,6 +258,32 @@ class Problem(BaseModel):
     detail: str
     error_id: str | None = None
 
+class Health(BaseModel):
+    "`/v1/health`, 200: the process is alive (also while the pipeline loads)."
+    status: Literal['ok']
+
+class HealthFailed(BaseModel):
+    "`/v1/health`, 503: the pipeline could not be loaded, for good."
+    status: Literal['failed']
+    error: Literal['load_failed']
+    detail: str
+    error_id: str
+
+class Ready(BaseModel):
+    "`/v1/ready`, 200: the index and models are loaded; whether voice questions can be answered (if not, why); the bounds."
+    ready: Literal[True]
+    audio: bool
+    audio_reason: str | None
+    workers: int
+    queue: int
+
+class NotReady(BaseModel):
+    "`/v1/ready`, 503: why not; `failed`: for good (with the error id), else still loading."
+    ready: Literal[False]
+    reason: str
+    failed: bool
+    error_id: str | None
+
 # %% ../nbs/92_serve.ipynb #00477a5d
 class BodyError(Exception):
     "A request body that cannot be taken: its HTTP status and the sentence saying why."
@@ -258,9 +305,13 @@ async def read_body(request, limit:int, timeout:float) -> bytes:
         async with asyncio.timeout(timeout): return await collect()
     except TimeoutError: raise BodyError(408, 'body_timeout', f'the body did not arrive within {timeout:g} s') from None
 
+def media_type(content_type:str|None) -> str:
+    "The media type a Content-Type header names, lower-case and without parameters ('' when there is none)."
+    return (content_type or '').split(';')[0].strip().lower()
+
 def parse_ask(body:bytes, content_type:str) -> AskRequest:
     "An `AskRequest` from a JSON body, or a `BodyError` saying what is wrong with it (never echoing it)."
-    if content_type.split(';')[0].strip().lower() != 'application/json':
+    if media_type(content_type) != 'application/json':
         raise BodyError(415, 'unsupported_media_type', 'send the question as JSON (Content-Type: application/json)')
     try: return AskRequest.model_validate_json(body)
     except ValidationError as e:
@@ -269,19 +320,56 @@ def parse_ask(body:bytes, content_type:str) -> AskRequest:
         kind = 'malformed_json' if first['type'] == 'json_invalid' else 'invalid_request'
         raise BodyError(400 if kind == 'malformed_json' else 422, kind, f'{where}: {first["msg"]}') from None
 
+AUDIO_TYPES = ('audio/wav', 'audio/x-wav', 'audio/webm', 'audio/ogg', 'audio/mpeg', 'audio/flac',
+               'application/octet-stream')   # what a recording may be sent as; its format is read from its bytes
+
+def check_audio_type(content_type:str|None):
+    "A recording's Content-Type names one of `AUDIO_TYPES`, or none (bytes, RFC 9110); any other is a 415."
+    if media_type(content_type) not in ('', *AUDIO_TYPES):
+        raise BodyError(415, 'unsupported_media_type', f'send the recording with Content-Type {", ".join(AUDIO_TYPES[:-1])} '
+                        f'or {AUDIO_TYPES[-1]} (curl: -H "Content-Type: audio/wav")')
+
 def is_stop(text:str|None) -> bool:
     "Whether a WebSocket text message is the stop command, `{\"type\": \"stop\"}`."
     import json
     try: return json.loads(text or '').get('type') == 'stop'
     except (ValueError, AttributeError): return False
 
-def audio_params(query) -> tuple[str|None, list[str]|None]:
-    "`lang` and `langs` of an audio request's query string (`?lang=hi&langs=en,hi`), checked."
-    lang = query.get('lang') or None
-    langs = [l for l in (query.get('langs') or '').split(',') if l] or None
-    bad = [l for l in ([lang] if lang else []) + (langs or []) if l not in ('en', 'hi')]
-    if bad: raise BodyError(422, 'invalid_request', f"languages must be 'en' or 'hi', got {bad[0]!r}")
-    return lang, langs
+AUDIO_QUERY = {               # the audio endpoints' query parameters: the values each may take, and what it means
+    'lang': (('en', 'hi'), "the asker's language, en or hi; default: detected from the speech"),
+    'langs': (('en', 'hi', 'en,hi', 'hi,en'), 'search only passages in these languages: en, hi or en,hi; default: all'),
+    'passages': (('0', '1', 'false', 'true'), 'also return the cited passages: 1 or true; default: 0')}
+
+def audio_params(query) -> tuple[str|None, list[str]|None, bool]:
+    "`lang`, `langs`, `passages` of an audio request's query (`?lang=hi&langs=en,hi&passages=1`); one not in `AUDIO_QUERY`: 422."
+    for name, (values, meaning) in AUDIO_QUERY.items():
+        if name in query and query[name] not in values:
+            raise BodyError(422, 'invalid_request', f'query parameter {name}: {meaning}')
+    langs = query.get('langs')
+    return query.get('lang'), langs.split(',') if langs else None, query.get('passages') in ('1', 'true')
+
+# %% ../nbs/92_serve.ipynb #742f4d18
+def problems(why:dict) -> dict:
+    "OpenAPI `responses`: each status of `why` with its description and the `Problem` body."
+    return {status: {'model': Problem, 'description': text} for status, text in why.items()}
+
+_UNEXPECTED = problems({500: 'an unexpected error; the server log explains its error id'})
+_REFUSED = {401: 'the server has a token and the request did not carry it (Authorization: Bearer <token>)',
+            408: 'the body came too slowly', 413: 'the body is too large', 504: 'no answer in time',
+            503: 'busy or still loading (both with Retry-After), or load_failed: the pipeline could not be loaded, for good'}
+_FAILED = {500: {'model': ResultOut | Problem, 'description': 'an internal error: the `Result` in state `error`, '
+                 'or an unexpected error (a `Problem`); the server log explains its id'}}
+ASK_RESPONSES = {**problems({400: 'malformed JSON, or an empty body', 415: 'not JSON (Content-Type: application/json)',
+                             422: 'a field is missing, unknown or not of its type', **_REFUSED}), **_FAILED}
+AUDIO_RESPONSES = {**problems({400: 'an empty body', 415: 'a Content-Type other than the audio types of the request body',
+                               422: 'a query parameter outside its values', **_REFUSED}), **_FAILED}
+ASK_REQUEST = {'requestBody': {'required': True, 'content': {'application/json': {'schema': AskRequest.model_json_schema()}}}}
+_RECORDING = {'type': 'string', 'format': 'binary', 'minLength': 1}
+AUDIO_REQUEST = {
+    'requestBody': {'required': True, 'content': {t: {'schema': _RECORDING} for t in AUDIO_TYPES},
+                    'description': 'the recording (WAV, WebM, OGG, MP3 or FLAC: the format is read from its bytes)'},
+    'parameters': [{'name': name, 'in': 'query', 'required': False, 'description': meaning,
+                    'schema': {'type': 'string', 'enum': list(values)}} for name, (values, meaning) in AUDIO_QUERY.items()]}
 
 # %% ../nbs/92_serve.ipynb #8942cfd6
 def create_app(load, settings:ServeSettings|None=None):
@@ -306,7 +394,7 @@ def create_app(load, settings:ServeSettings|None=None):
                            allow_headers=['Authorization', 'Content-Type'])
 
     def problem(status:int, error:str, detail:str, eid:str|None=None, headers:dict|None=None) -> JSONResponse:
-        return JSONResponse({'error': error, 'detail': detail, 'error_id': eid}, status, headers=headers)
+        return JSONResponse(Problem(error=error, detail=detail, error_id=eid).model_dump(), status, headers=headers)
 
     def authorized(request:Request) -> bool:
         if not settings.token: return True
@@ -356,29 +444,21 @@ def create_app(load, settings:ServeSettings|None=None):
         return (lambda rid: service.pipeline.ask(ask.question, ask.lang, ask.langs, request_id=rid)), ask.question, ask.passages
 
     def audio_work(body:bytes, request:Request):
-        lang, langs = audio_params(request.query_params)
+        check_audio_type(request.headers.get('content-type'))
+        lang, langs, with_passages = audio_params(request.query_params)
         if not body: raise BodyError(400, 'empty', 'the body is empty: send the recording itself')
-        if sniff_format(body) is None:
-            raise BodyError(415, 'unsupported_media_type', 'the body is not audio in a format this server reads (WAV, WebM, OGG, MP3, FLAC)')
-        with_passages = request.query_params.get('passages', '').lower() in ('1', 'true', 'yes')
         return (lambda rid: service.pipeline.ask_audio(body, service.transcriber, lang, langs, request_id=rid)), None, with_passages
 
-    ask_body = {'content': {'application/json': {'schema': AskRequest.model_json_schema()}}, 'required': True}
-    errors = {code: {'model': Problem, 'description': why} for code, why in (
-        (400, 'malformed JSON or an empty body'), (401, 'a token is required and was missing or wrong'), (408, 'the body came too slowly'),
-        (413, 'the body is too large'), (415, 'not JSON (ask) or not audio (ask-audio)'), (422, 'a field is missing or invalid'),
-        (503, 'busy or still loading (both with Retry-After), or load_failed: the pipeline could not be loaded, for good'), (504, 'no answer in time'))}
+    # with a token, the schema declares the bearer scheme on the routes that need it (`authorized` checks the token)
+    bearer = [Security(HTTPBearer(auto_error=False, description='VOICERAG_API_TOKEN'))] if settings.token else []
 
-    @app.post('/v1/ask', response_model=ResultOut, responses={500: {'model': ResultOut, 'description': 'an internal error (state `error`)'}, **errors},
-              openapi_extra={'requestBody': ask_body}, summary='Answer a typed question')
+    @app.post('/v1/ask', response_model=ResultOut, responses=ASK_RESPONSES, openapi_extra=ASK_REQUEST, dependencies=bearer,
+              summary='Answer a typed question')
     async def ask(request:Request):
         return await answer(request, 'ask', settings.max_json_bytes, text_work)
 
-    @app.post('/v1/ask-audio', response_model=ResultOut, responses=errors, summary='Answer a spoken question',
-              openapi_extra={'requestBody': {'content': {'application/octet-stream': {'schema': {'type': 'string', 'format': 'binary'}}}, 'required': True},
-                             'parameters': [{'name': n, 'in': 'query', 'required': False, 'schema': {'type': 'string'}, 'description': d}
-                                            for n, d in (('lang', "'en' or 'hi'; default: detected"), ('langs', "passage languages, e.g. 'en,hi'"),
-                                                        ('passages', "'1': also return the cited passages"))]})
+    @app.post('/v1/ask-audio', response_model=ResultOut, responses=AUDIO_RESPONSES, openapi_extra=AUDIO_REQUEST,
+              dependencies=bearer, summary='Answer a spoken question')
     async def ask_audio(request:Request):
         return await answer(request, 'ask-audio', settings.max_audio_bytes, audio_work)
 
@@ -395,9 +475,8 @@ def create_app(load, settings:ServeSettings|None=None):
         if not authorized(ws): return await refuse(1008, 'unauthorized', 'send the API token as "Authorization: Bearer <token>"', False)
         if service.failure: return await refuse(1011, 'load_failed', service.failure.detail, False)
         if service.not_ready: return await refuse(1013, 'not_ready', service.not_ready, False)
-        try: lang, langs = audio_params(ws.query_params)
+        try: lang, langs, with_passages = audio_params(ws.query_params)
         except BodyError as e: return await refuse(1008, e.error, e.detail, False)
-        with_passages = ws.query_params.get('passages', '').lower() in ('1', 'true', 'yes')
         try: slot = service.stream_slot()
         except Busy: return await refuse(1013, 'busy', f'{settings.streams} voice streams are open, as many as this server decodes at once: retry in a moment', False)
         with slot:
@@ -430,22 +509,28 @@ def create_app(load, settings:ServeSettings|None=None):
         metrics.observe('ask-stream', 1000, time.perf_counter() - t0, result)
         log_request('ask-stream', 1000, (time.perf_counter() - t0) * 1e3, rid, result)
 
-    @app.get('/v1/health', summary='Alive (also while loading), or failed for good',
-             responses={503: {'description': 'the pipeline could not be loaded: {"status": "failed", "error": "load_failed", "detail", "error_id"}'}})
+    @app.get('/v1/health', summary='Alive (also while loading), or failed for good', response_model=Health,
+             responses={503: {'model': HealthFailed, 'description': 'the pipeline could not be loaded, for good'}, **_UNEXPECTED})
     async def health():
-        if service.failure:
-            return JSONResponse({'status': 'failed', 'error': 'load_failed', 'detail': service.failure.detail, 'error_id': service.failure.error_id}, 503)
-        return {'status': 'ok'}
+        if failure := service.failure:
+            body = HealthFailed(status='failed', error='load_failed', detail=failure.detail, error_id=failure.error_id)
+            return JSONResponse(body.model_dump(), 503)
+        return Health(status='ok')
 
-    @app.get('/v1/ready', summary='Index and models loaded', responses={503: {'description': 'not ready, with the reason; `failed`: for good'}})
+    @app.get('/v1/ready', summary='Index and models loaded', response_model=Ready,
+             responses={503: {'model': NotReady, 'description': 'not ready: still loading, or `failed` for good'}, **_UNEXPECTED})
     async def ready():
         if service.not_ready:
-            return JSONResponse({'ready': False, 'reason': service.not_ready, 'failed': service.failure is not None,
-                                 'error_id': service.failure.error_id if service.failure else None}, 503)
-        return {'ready': True, 'audio': not isinstance(service.transcriber, Unavailable), 'audio_reason': getattr(service.transcriber, 'reason', None),
-                'workers': settings.workers, 'queue': settings.queue}
+            eid = service.failure.error_id if service.failure else None
+            body = NotReady(ready=False, reason=service.not_ready, failed=eid is not None, error_id=eid)
+            return JSONResponse(body.model_dump(), 503)
+        heard = service.transcriber
+        return Ready(ready=True, audio=not isinstance(heard, Unavailable), audio_reason=getattr(heard, 'reason', None),
+                     workers=settings.workers, queue=settings.queue)
 
-    @app.get('/metrics', summary='Prometheus metrics', response_class=Response)
+    prometheus_text = {'content': {'text/plain': {'schema': {'type': 'string'}}}, 'description': 'Prometheus text format 0.0.4'}
+    @app.get('/metrics', summary='Prometheus metrics', response_class=Response, dependencies=bearer,
+             responses={200: prometheus_text, **problems({401: _REFUSED[401]}), **_UNEXPECTED})
     async def prometheus(request:Request):
         if not authorized(request): return denied()
         return Response(metrics.text(), media_type='text/plain; version=0.0.4')
@@ -522,7 +607,8 @@ def main(argv:list[str]|None=None) -> int:
         config = config_from(args)
         settings = ServeSettings.from_env(workers=args.workers, queue=args.queue, timeout_s=args.timeout)
         check_exposure(args.host, settings)
+        index = open_index(config)                   # missing or broken: one line, before anything else is printed
         if not settings.token: print('voicerag-serve: no VOICERAG_API_TOKEN: serving on loopback only, without authentication', flush=True)
         print(f'voicerag-serve: http://{args.host}:{args.port}/v1/ask (index {config.index_name!r}; /v1/ready says when it is loaded)', flush=True)
-        serve(create_app(pipeline_loader(config), settings), args.host, args.port)
+        serve(create_app(pipeline_loader(config, index), settings), args.host, args.port)
     return run_main(run, level='INFO', fmt='json')        # a service logs one JSON line per request by default
