@@ -1,8 +1,8 @@
 "Issue 12, point 7: `voicerag-build --engine ray` (Ray Data encoder actors, the [scale] extra) on a local Ray node builds the index the local build builds."
 import json, os, time
 from pathlib import Path
-import pytest
-ray = pytest.importorskip('ray')                                   # the [scale] extra, which `make install` installs
+try: import ray                                                   # the [scale] extra, which `make install` installs
+except ImportError as e: raise ImportError("Ray is missing: `make install` installs the [scale] extra") from e
 from voicerag.build import build_on_ray, build_streaming
 from voicerag.core import Config
 from voicerag.data import default_corpus

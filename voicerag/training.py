@@ -124,16 +124,18 @@ def load_checkpoint(path, net:SpanNet, opt, digest:str) -> tuple[int, dict]:
     net.load_arrays(state['tensors']); opt.load_state_dict(state['opt'])
     return int(state['step']), state.get('record') or {'seconds': 0.0, 'history': []}
 
-def train_reading(examples:list[dict], checkpoint=None, every:float=300.0, progress:bool=True, log=print, stop_after:int|None=None, **settings) -> ReadingWeights:
+def train_reading(examples:list[dict], checkpoint=None, every:float=300.0, progress:bool=True, log=print, stop_after:int|None=None,
+                  net_type:type=SpanNet, objective=span_loss, **settings) -> ReadingWeights:
     """Train the passage reader on `examples`: AdamW, linear warm-up then decay, bf16 autocast, base e5 frozen. Every `every` seconds the
     adapters, head, optimiser and step go to `checkpoint` (atomically); a rerun with the same settings and examples resumes there.
-    `stop_after`: stop once that many windows were trained on in this call (tests, a time budget)."""
+    `stop_after`: stop once that many windows were trained on in this call (tests, a time budget). `net_type` and `objective`
+    (a batch's loss) train another net the same way (an experiment's extra head)."""
     cfg = {**TRAIN_DEFAULTS, **settings}
     examples = subsample(examples, cfg['share'], cfg['seed'])
     encoder = E5TorchEncoder(dtype='float32')
     torch, rng = encoder.torch, random.Random(cfg['seed'])
     torch.manual_seed(cfg['seed'])
-    net, tokens = SpanNet(encoder, cfg['rank'], cfg['alpha'], cfg['seed']), ReaderTokens(encoder.tokenizer)
+    net, tokens = net_type(encoder, cfg['rank'], cfg['alpha'], cfg['seed']), ReaderTokens(encoder.tokenizer)
     items = [it for ex in progress_bar(examples, desc='windows', disable=not progress) for it in window_items(tokens, ex, cfg['budget'], cfg['overlap'])]
     plan = [token_batches(items, cfg['batch_tokens'], rng) for _ in range(cfg['epochs'])]
     flat = [b for epoch in plan for b in epoch]
@@ -147,7 +149,7 @@ def train_reading(examples:list[dict], checkpoint=None, every:float=300.0, progr
     while step < total and (stop_after is None or seen < stop_after):
         batch = [items[i] for i in flat[step]]
         for g in opt.param_groups: g['lr'] = cfg['lr'] * min((step + 1) / warm, (total - step) / max(1, total - warm))
-        with torch.autocast('cpu', dtype=torch.bfloat16): loss = span_loss(net, batch)
+        with torch.autocast('cpu', dtype=torch.bfloat16): loss = objective(net, batch)
         opt.zero_grad(); loss.backward(); opt.step()
         step += 1; seen += len(batch); losses.append(loss.item())
         rate = seen / (time.perf_counter() - t0)
