@@ -22,7 +22,7 @@ __all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'PASSAGE_FIELDS', '
            'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS', 'OPEN_QUESTION_FILES', 'MSMARCO_XI_BASE_URL',
            'data_file', 'read_json', 'iter_jsonl', 'Corpus', 'passages_checksum', 'Query', 'Queries', 'Qrels',
            'Dataset', 'read_squad', 'load_squad', 'load_xquad', 'iter_parquet', 'iter_msmarco_rows',
-           'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi', 'passage_columns', 'passage_from_row',
+           'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi', 'passage_columns', 'passage_from_row', 'add_row',
            'corpus_from_rows', 'split_groups', 'split_dataset', 'load_squad2_unanswerable', 'load_squad2_articles',
            'load_natural_questions', 'content_sha256', 'recorded_sha256', 'load_open_questions', 'out_of_scope',
            'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download', 'fetch_msmarco_xi', 'load_default',
@@ -445,12 +445,15 @@ def passage_from_row(row:dict, path=None, n:int|None=None, columns:Mapping[str, 
     meta = _need(row.get('meta') or {}, dict, path, 'meta', n)
     return Passage(pid, text, lang, doc_id, title, meta)
 
+def add_row(corpus:Corpus, row:dict, path, n:int, columns:Mapping[str, str]|None=None):
+    "Add the passage of `row` (row `n` of `path`, through `passage_from_row`) to `corpus`; an id may occur once."
+    p = passage_from_row(row, path, n, columns)
+    if not corpus.add(p, path, n, columns): raise DataError(f'passage id {p.id!r} occurs twice', path, n, passage_columns(columns)['id'])
+
 def corpus_from_rows(rows:Iterable[tuple[int, dict]], path, name:str, columns:Mapping[str, str]|None=None) -> Corpus:
     "A Corpus from (row number, row) pairs read from `path`, each through `passage_from_row`; an id may occur once."
     corpus = Corpus(name=name)
-    for n, row in rows:
-        p = passage_from_row(row, path, n, columns)
-        if not corpus.add(p, path, n, columns): raise DataError(f'passage id {p.id!r} occurs twice', path, n, passage_columns(columns)['id'])
+    for n, row in rows: add_row(corpus, row, path, n, columns)
     if not len(corpus): raise DataError('no passages', path=path)
     return corpus
 

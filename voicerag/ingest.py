@@ -13,7 +13,7 @@ from itertools import chain, groupby
 from pathlib import Path
 from .core import DataError, Passage
 from .data import (MSMARCO_XI_BASE_URL, PASSAGE_FIELDS, Corpus, DownloadError, fetch_msmarco_xi, iter_jsonl, iter_parquet,
-                           load_msmarco_xi, msmarco_xi_url, passage_columns, passage_from_row)
+                           load_msmarco_xi, msmarco_xi_url, passage_columns, add_row)
 from .paths import data_dir
 from .text import dominant_script, normalize
 
@@ -207,12 +207,6 @@ def _no_column(field:str, column:str, keys, path:Path, jsonl:bool) -> DataError:
     listed = ', '.join(map(str, keys)) or 'none'
     return DataError(f"no {field} column {column!r}: {'the keys of its first row' if jsonl else 'its columns'} are {listed}", path=path)
 
-def _add_row(corpus:Corpus, row:dict, path:Path, n:int, columns:Mapping[str, str]):
-    "Add the passage of `row` (row `n` of `path`) to `corpus`, checked as `02_data`'s `corpus_from_rows` checks each row."
-    p = passage_from_row(row, path, n, columns)
-    if not corpus.add(p, path, n, columns):
-        raise DataError(f'passage id {p.id!r} occurs twice', path, n, passage_columns(columns)['id'])
-
 def load_table(path, columns:Mapping[str, str]|None=None, lang:str|None=None, name:str='', strict:bool=False) -> ReadCorpus:
     """A Corpus from a JSONL, CSV, TSV or Parquet table of passages; `columns` maps fields to its columns, `lang` is every passage's
     language. A bad row is left out and noted in the corpus's `skipped`; `strict` raises it instead."""
@@ -228,7 +222,7 @@ def load_table(path, columns:Mapping[str, str]|None=None, lang:str|None=None, na
     corpus = ReadCorpus((), name or stem, skipped)
     for n, row in chain([first] if first else [], rows):
         if jsonl: seen.update(row)
-        try: _add_row(corpus, _with_defaults(row, n, stem, columns, lang), path, n, columns)
+        try: add_row(corpus, _with_defaults(row, n, stem, columns, lang), path, n, columns)
         except DataError as e: skipped.note(e, row=n)
     if jsonl and (never := [(f, c) for f, c in columns.items() if c not in seen]): raise DataError(f'no row has the {never[0][0]} column {never[0][1]!r}', path=path)
     return _something_read(corpus, f'file {path}', 'row', 'no passages in it')
