@@ -129,7 +129,7 @@ def train_reading(examples:list[dict], checkpoint=None, every:float=300.0, progr
     """Train the passage reader on `examples`: AdamW, linear warm-up then decay, bf16 autocast, base e5 frozen. Every `every` seconds the
     adapters, head, optimiser and step go to `checkpoint` (atomically); a rerun with the same settings and examples resumes there.
     `stop_after`: stop once that many windows were trained on in this call (tests, a time budget). `net_type` and `objective`
-    (a batch's loss) train another net the same way (an experiment's extra head)."""
+    (a batch's loss) train another net the same way (an experiment's extra head); a parameter group's `lr_scale` scales its rate."""
     cfg = {**TRAIN_DEFAULTS, **settings}
     examples = subsample(examples, cfg['share'], cfg['seed'])
     encoder = E5TorchEncoder(dtype='float32')
@@ -148,7 +148,7 @@ def train_reading(examples:list[dict], checkpoint=None, every:float=300.0, progr
     seen, losses, t0, last = 0, [], time.perf_counter(), time.perf_counter()
     while step < total and (stop_after is None or seen < stop_after):
         batch = [items[i] for i in flat[step]]
-        for g in opt.param_groups: g['lr'] = cfg['lr'] * min((step + 1) / warm, (total - step) / max(1, total - warm))
+        for g in opt.param_groups: g['lr'] = cfg['lr'] * g.get('lr_scale', 1.0) * min((step + 1) / warm, (total - step) / max(1, total - warm))
         with torch.autocast('cpu', dtype=torch.bfloat16): loss = objective(net, batch)
         opt.zero_grad(); loss.backward(); opt.step()
         step += 1; seen += len(batch); losses.append(loss.item())
