@@ -68,7 +68,7 @@ demo: install
 demo-text: install
 	$(BIN)/voicerag-demo --text
 
-# the HTTP API (voicerag.serve) on 127.0.0.1:8000 over the default index, built first when missing; Ctrl-C stops it.
+# the HTTP API (voicerag.serving.api) on 127.0.0.1:8000 over the default index, built first when missing; Ctrl-C stops it.
 # Beyond loopback only with a token: VOICERAG_API_TOKEN=... make serve HOST=0.0.0.0
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -80,7 +80,7 @@ serve: install
 eval: install
 	$(BIN)/voicerag-eval
 
-# trains the passage reader (nbs/13e_training) on the train split into voicerag/models/reading.npz: 70 minutes on 2 cores with AMX,
+# trains the passage reader (nbs/fitting/13e_training) on the train split into voicerag/models/reading.npz: 70 minutes on 2 cores with AMX,
 # with a checkpoint every 5 minutes in .train/; rerun after a kill and it resumes. SHARE=0.25 trains on a quarter (learning curve).
 SHARE ?= 1
 train: install

@@ -1,9 +1,9 @@
 "Fixtures shared by the pytest suites."
 import pytest
 from voicerag.core import Config
-from voicerag.data import Corpus, load_default
-from voicerag.encoders import make_encoder
-from voicerag.index import Retriever, build_index
+from voicerag.corpus.data import Corpus, load_default
+from voicerag.retrieval.encoders import make_encoder
+from voicerag.retrieval.index import Retriever, build_index
 from voicerag.pipeline import Pipeline
 
 

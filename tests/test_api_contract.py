@@ -1,7 +1,7 @@
 """The HTTP API keeps the contract its schema states: Schemathesis, all its checks, against `voicerag-serve` over the
 default index.
 
-`/openapi.json` is the API's contract (`nbs/92_serve.ipynb`, *The schema is the contract*). Schemathesis generates requests
+`/openapi.json` is the API's contract (`nbs/serving/92_serve.ipynb`, *The schema is the contract*). Schemathesis generates requests
 from it, valid and invalid ones, and checks every answer: no 5xx, each status, media type and body as declared, invalid
 requests refused and valid ones answered, the token required where the schema says so. A fixed seed and a bound on the
 examples per route keep the run repeatable and well under two minutes on two cores."""
@@ -9,7 +9,7 @@ import json, os, re, signal, subprocess, sys, time
 from pathlib import Path
 import httpx, pytest
 import schemathesis
-from voicerag.serve import AUDIO_TYPES
+from voicerag.serving.api import AUDIO_TYPES
 
 # Schemathesis sends no audio/* body of its own (it gives up on a route that takes them, with a failed health check).
 # The CLI loads this file as its hooks module (SCHEMATHESIS_HOOKS, below): this line has it send them as octet-stream.
@@ -35,9 +35,9 @@ def wait_until_ready(url:str, process, log:Path, timeout:float=300.0):
 @pytest.fixture(scope='module')
 def server(tmp_path_factory) -> str:
     "voicerag-serve as configured, over the default index (built first when missing), with a token, on a free loopback port."
-    from voicerag.cli import free_port
+    from voicerag.core import free_port
     from voicerag.core import Config
-    from voicerag.serving import ensure_index
+    from voicerag.serving.assembly import ensure_index
     ensure_index(Config.load())
     port, log = free_port(), tmp_path_factory.mktemp('serve')/'serve.log'
     env = {**os.environ, 'VOICERAG_API_TOKEN': TOKEN, 'PYTHONUNBUFFERED': '1'}

@@ -39,7 +39,7 @@ def spoken_question(tmp_path_factory) -> Path:
 def pipeline(server):
     "The served pipeline in this process, over the index the demo serves: what a misheard question should get."
     from voicerag.core import Config
-    from voicerag.serving import load_pipeline
+    from voicerag.serving.assembly import load_pipeline
     return load_pipeline(Config.load())
 
 @pytest.fixture(scope='session')
@@ -51,8 +51,8 @@ def silence(tmp_path_factory) -> Path:
 @pytest.fixture(scope='session')
 def server(tmp_path_factory) -> str:
     "`voicerag-demo` on a free loopback port (the default index built first if missing); stopped like a terminal's Ctrl-C."
-    from voicerag.cli import free_port
-    from voicerag.serving import ensure_index
+    from voicerag.core import free_port
+    from voicerag.serving.assembly import ensure_index
     from voicerag.core import Config
     ensure_index(Config.load())                # ~90 s on a fresh checkout, before any timeout below starts
     port, log = free_port(), tmp_path_factory.mktemp('voila')/'voila.log'
@@ -228,7 +228,7 @@ UNBROKEN = '0123456789abcdef' * 40          # 640 characters without a break: a 
 
 def test_long_unbroken_text_wraps(page):
     "An answer and its passage holding a 640-character unbroken run wrap inside their boxes instead of running past them."
-    from voicerag.app import answer_html, citation_html
+    from voicerag.serving.app import answer_html, citation_html
     from voicerag.core import Citation, Passage, Result, State
     text = f'The key is {UNBROKEN} and nothing else.'
     start = text.index(UNBROKEN)

@@ -3,11 +3,11 @@ import json, os, time
 from pathlib import Path
 try: import ray                                                   # the [scale] extra, which `make install` installs
 except ImportError as e: raise ImportError("Ray is missing: `make install` installs the [scale] extra") from e
-from voicerag.build import build_on_ray, build_streaming
+from voicerag.retrieval.build import build_on_ray, build_streaming
 from voicerag.core import Config
-from voicerag.data import default_corpus
-from voicerag.encoders import make_encoder
-from voicerag.index import Retriever, load_index
+from voicerag.corpus.data import default_corpus
+from voicerag.retrieval.encoders import make_encoder
+from voicerag.retrieval.index import Retriever, load_index
 
 def manifest(folder): return json.loads((Path(folder)/'manifest.json').read_text(encoding='utf-8'))
 

@@ -7,12 +7,12 @@ import json, os, subprocess, sys, warnings
 from pathlib import Path
 import pytest
 
-import voicerag.serving as serving
-from voicerag.abstain import Abstainer
+import voicerag.serving.assembly as serving
+from voicerag.answering.abstain import Abstainer
 from voicerag.core import Config, Passage
-from voicerag.data import Corpus
-from voicerag.portable import main
-from voicerag.serving import PORTABLE, build_named_index, calibration_path, load_pipeline
+from voicerag.corpus.data import Corpus
+from voicerag.fitting.portable import main
+from voicerag.serving.assembly import PORTABLE, build_named_index, calibration_path, load_pipeline
 
 BIN = Path(sys.executable).parent
 SMALL = dict(encoder='hashing', chunkers=('sentence',), reader=False)

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from voicerag.core import Config, State
-from voicerag.data import Corpus, load_xquad, split_dataset
-from voicerag.serving import PORTABLE, build_named_index, load_pipeline
+from voicerag.corpus.data import Corpus, load_xquad, split_dataset
+from voicerag.serving.assembly import PORTABLE, build_named_index, load_pipeline
 
 INDEXED, OTHER = 3, 3          # test-split articles indexed (English paragraphs only), and articles whose questions are out of scope
 

@@ -42,7 +42,7 @@ def test_demo_tabs_share_one_server_and_everything_stops(tmp_path, sig):
         family = psutil.Process(demo.pid).children(recursive=True)
         tabs = kernels(family)
         assert len(tabs) == TABS, [p.cmdline() for p in family]
-        servers = [p for p in family if any('voicerag.serve' in part for part in p.cmdline())]
+        servers = [p for p in family if any('voicerag.serving.api' in part for part in p.cmdline())]
         assert len(servers) == 1, [p.cmdline() for p in family]                 # one pipeline for every tab
         rss_mb = [p.memory_info().rss / 2**20 for p in tabs]
         print(f'kernel RSS per tab: {", ".join(f"{m:.0f}" for m in rss_mb)} MB; API server {servers[0].memory_info().rss / 2**20:.0f} MB')

@@ -11,12 +11,12 @@ trained on it in a second), and over the served default index with its re-ranker
 missing (a fresh clone, or this file run alone) as every other test that needs it does.
 """
 import pytest
-from voicerag.abstain import Abstainer
+from voicerag.answering.abstain import Abstainer
 from voicerag.core import Config, Result, State
-from voicerag.data import load_default
+from voicerag.corpus.data import load_default
 from voicerag.pipeline import Pipeline
-from voicerag.serving import calibration_path, ensure_index, serving_retriever
-from voicerag.rerank import (RERANK_CONFIDENCE, CandidateLists, Reranker, RerankingRetriever, collect_lists, direction_key,
+from voicerag.serving.assembly import calibration_path, ensure_index, serving_retriever
+from voicerag.retrieval.rerank import (RERANK_CONFIDENCE, CandidateLists, Reranker, RerankingRetriever, collect_lists, direction_key,
                              rerank_path)
 
 ASKERS = ('en', 'hi', None)                                  # None: the asker's language is detected from the script
@@ -57,8 +57,8 @@ def small(small_pipeline, served_abstainer) -> dict:
 def served(served_abstainer) -> dict:
     "The served retriever (`serving_retriever`: the default index, built when missing, and its re-ranker) and the bare one under it."
     folder = ensure_index(SERVED)
-    from voicerag.encoders import make_encoder
-    from voicerag.index import load_index
+    from voicerag.retrieval.encoders import make_encoder
+    from voicerag.retrieval.index import load_index
     encoder = make_encoder(SERVED.encoder, cache_size=SERVED.query_cache_size)
     retriever = serving_retriever(load_index(folder, encoder_name=encoder.name, dense_backend=SERVED.dense_backend),
                                   encoder, SERVED)

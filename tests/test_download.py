@@ -1,4 +1,4 @@
-"Resumable, checksummed downloads (voicerag.data.download), tested only against a local HTTP server on 127.0.0.1."
+"Resumable, checksummed downloads (voicerag.corpus.data.download), tested only against a local HTTP server on 127.0.0.1."
 import hashlib, random
 
 import pyarrow as pa, pyarrow.parquet as pq
@@ -6,7 +6,7 @@ import pytest
 
 from voicerag.fakes import RangeFileServer
 from voicerag.paths import data_dir
-from voicerag.data import (DownloadError, download, fetch_msmarco_xi, iter_jsonl, load_msmarco_xi,
+from voicerag.corpus.data import (DownloadError, download, fetch_msmarco_xi, iter_jsonl, load_msmarco_xi,
                            msmarco_xi_url)
 
 PAYLOAD = random.Random(0).randbytes(300_000)

@@ -8,7 +8,7 @@ the committed mean over the same questions. A change that moves a headline at al
 """
 import copy, json
 import pytest
-from voicerag.evaluate import DRIFT_TOLERANCE, HEADLINES, drift, evaluate, headline
+from voicerag.fitting.evaluate import DRIFT_TOLERANCE, HEADLINES, drift, evaluate, headline
 from voicerag.paths import results_path
 
 @pytest.fixture(scope='module')

@@ -1,4 +1,4 @@
-"""voicerag.generate end to end against the local fake server (voicerag.fakes), for both providers.
+"""voicerag.answering.generate end to end against the local fake server (voicerag.fakes), for both providers.
 
 Every failure case runs on Groq and on Anthropic; the last test plants fake keys, runs all of them
 with a server that echoes the key back in its error messages, and checks the key appears nowhere
@@ -13,9 +13,9 @@ import regex
 
 from voicerag.core import Answer, Citation, Passage, VoiceragError
 from voicerag.fakes import AnthropicAPI, FakeServer, GroqAPI, Reply, fake_llm_server, malformed_json, slow
-from voicerag.generate import (DISCLAIMERS, SENTINEL, AnthropicClient, GenerationError, GroqClient, LLMClient,
+from voicerag.answering.generate import (DISCLAIMERS, SENTINEL, AnthropicClient, GenerationError, GroqClient, LLMClient,
                                Unanswerable, generate_grounded, generate_open)
-from voicerag.guardrails import check_grounding
+from voicerag.answering.guardrails import check_grounding
 
 KEYS = {'GROQ_API_KEY': 'gsk_SECRET_groq_test_key_7f3a9c51', 'ANTHROPIC_API_KEY': 'sk-ant-SECRET-anthropic-test-key-2b8e1d44'}
 EN = Passage('xquad/00/0@en', 'The Panthers defense gave up just 308 points, ranking sixth in the league.', 'en', 'xquad/00/0', 'Super_Bowl_50')

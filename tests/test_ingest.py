@@ -6,16 +6,16 @@ end of the build and in the manifest, and `--strict` stops at it with exit statu
 quote that is never closed stops the build (it would read the next rows into one cell), and so does a folder of which
 nothing could be read; errors name the flag, and the columns as the user named them; Markdown is indexed without its markup, HTML without its navigation and
 footers, and a heading as a sentence of its own; `--name default` is refused; and the default index already in that home
-is untouched by all of it. `nbs/02a_ingest.ipynb` tests every reader on its own."""
+is untouched by all of it. `nbs/corpus/02a_ingest.ipynb` tests every reader on its own."""
 import json, os, subprocess, sys
 from pathlib import Path
 import pytest
 
 from voicerag.core import Config, Passage
-from voicerag.data import Corpus
-from voicerag.encoders import make_encoder
+from voicerag.corpus.data import Corpus
+from voicerag.retrieval.encoders import make_encoder
 from voicerag.fakes import text_pdf
-from voicerag.index import build_index, index_path, save_index
+from voicerag.retrieval.index import build_index, index_path, save_index
 
 BIN = Path(sys.executable).parent
 SMALL = dict(encoder='hashing', chunkers=('sentence',), reader=False)

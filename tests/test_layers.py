@@ -1,4 +1,6 @@
-"The layer picture in nbs/index.ipynb (and so the README) matches the imports: every import inside the package goes to the same or a lower layer, no cycles, every module listed."
+"""The layer picture in nbs/index.ipynb (and so the README) matches the imports. Its rows name the package's folders
+(`retrieval`) and top-level modules (`pipeline`), bottom layer first; every import inside the package goes to the same or
+a lower layer, there are no cycles between modules, and every folder and module is listed once."""
 import ast, json, re
 from pathlib import Path
 
@@ -6,45 +8,53 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT/'voicerag'
 
 def layer_table() -> list[list[str]]:
-    "The modules of each row of the `| layer | modules |` table in nbs/index.ipynb, bottom layer first."
+    "The folders and modules of each row of the `| layer | packages and modules |` table in nbs/index.ipynb, bottom first."
     nb = json.loads((ROOT/'nbs'/'index.ipynb').read_text(encoding='utf-8'))
     lines = '\n'.join(''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'markdown').splitlines()
-    start = next(i for i, line in enumerate(lines) if re.fullmatch(r'\|\s*layer\s*\|\s*modules\s*\|', line.strip()))
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(r'\|\s*layer\s*\|\s*packages and modules\s*\|', line.strip()))
     rows = []
     for line in lines[start + 2:]:                            # past the header and its |---|---| line
         if not line.startswith('|'): break
         rows.append(re.findall(r'`(\w+)`', line.strip().strip('|').split('|')[1]))
     return rows
 
-def modules() -> set[str]: return {p.stem for p in PKG.glob('*.py') if not p.stem.startswith('_')}
+def modules() -> set[str]:
+    "Every module of the package by its dotted name under `voicerag` (`retrieval.bm25`), private ones left out."
+    return {'.'.join(p.relative_to(PKG).with_suffix('').parts) for p in PKG.rglob('*.py')
+            if not any(part.startswith('_') for part in p.relative_to(PKG).parts)}
+
+def unit(module:str) -> str: return module.split('.')[0]        # its folder, or the module itself at the top level
 
 def imports_of(name:str) -> set[str]:
     "The package modules `name` imports: module-level and inside functions, relative or absolute."
-    found = set()
-    for node in ast.walk(ast.parse((PKG/f'{name}.py').read_text(encoding='utf-8'))):
+    here, found = name.split('.')[:-1], set()
+    def target(base:list[str], node) -> set[str]:
+        full = '.'.join(base + ((node.module or '').split('.') if node.module else []))
+        return {full} | {f'{full}.{a.name}'.lstrip('.') for a in node.names}     # `from .x import y`: y may be a module
+    for node in ast.walk(ast.parse((PKG/(name.replace('.', '/') + '.py')).read_text(encoding='utf-8'))):
         if isinstance(node, ast.ImportFrom):
-            parts = (node.module or '').split('.') if node.module else []
-            if node.level == 1: found |= {parts[0]} if parts else {a.name for a in node.names}
-            elif node.level == 0 and parts and parts[0] == 'voicerag':
-                found |= {parts[1]} if len(parts) > 1 else {a.name for a in node.names}
+            if node.level: found |= target(here[:len(here) - node.level + 1], node)
+            elif (node.module or '').split('.')[0] == 'voicerag': found |= target([], node) | {node.module[len('voicerag.'):]}
         elif isinstance(node, ast.Import):
-            found |= {a.name.split('.')[1] for a in node.names if a.name.startswith('voicerag.')}
+            found |= {a.name[len('voicerag.'):] for a in node.names if a.name.startswith('voicerag.')}
     return (found & modules()) - {name}
 
-def layer_of() -> dict[str, int]: return {m: i for i, row in enumerate(layer_table()) for m in row}
+def layer_of() -> dict[str, int]: return {u: i for i, row in enumerate(layer_table()) for u in row}
 
-def test_every_module_in_exactly_one_layer():
-    listed = [m for row in layer_table() for m in row]
-    assert len(layer_table()) >= 2 and len(listed) == len(set(listed)), f'a module is listed twice: {listed}'
-    assert set(listed) == modules(), f'not listed: {sorted(modules() - set(listed))}; listed but absent: {sorted(set(listed) - modules())}'
+def test_every_folder_and_module_in_exactly_one_layer():
+    listed = [u for row in layer_table() for u in row]
+    units = {unit(m) for m in modules()}
+    assert len(layer_table()) >= 2 and len(listed) == len(set(listed)), f'listed twice: {listed}'
+    assert set(listed) == units, f'not listed: {sorted(units - set(listed))}; listed but absent: {sorted(set(listed) - units)}'
 
-def test_the_walker_sees_function_level_imports():
-    assert 'serving' in imports_of('app') and 'metrics' in imports_of('answerability')   # both imported inside functions
+def test_the_walker_sees_function_level_and_relative_imports():
+    assert 'serving.assembly' in imports_of('serving.app') and 'metrics' in imports_of('answering.answerability')
+    assert 'corpus.data' in imports_of('retrieval.index') and 'core' in imports_of('retrieval.bm25')
 
 def test_imports_go_to_the_same_or_a_lower_layer():
     layer = layer_of()
-    upward = [f'{m} (layer {layer[m] + 1}) imports {t} (layer {layer[t] + 1})'
-              for m in sorted(modules()) for t in sorted(imports_of(m)) if layer[t] > layer[m]]
+    upward = [f'{m} (layer {layer[unit(m)] + 1}) imports {t} (layer {layer[unit(t)] + 1})'
+              for m in sorted(modules()) for t in sorted(imports_of(m)) if layer[unit(t)] > layer[unit(m)]]
     assert not upward, 'imports against the layers of nbs/index.ipynb:\n' + '\n'.join(upward)
 
 def test_no_import_cycles():

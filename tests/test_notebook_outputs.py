@@ -4,7 +4,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1]/'nbs').glob('*.ipynb'))
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1]/'nbs').rglob('*.ipynb'))
 MAX_OUTPUT_BYTES = 200_000          # a few tables and a plot; raw arrays or logs would exceed it
 
 def _outputs(path):

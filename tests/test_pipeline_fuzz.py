@@ -11,14 +11,14 @@ from dataclasses import replace
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from voicerag.abstain import Abstainer
+from voicerag.answering.abstain import Abstainer
 from voicerag.core import Config, Result, State
-from voicerag.data import load_default
-from voicerag.answerability import Answerability
+from voicerag.corpus.data import load_default
+from voicerag.answering.answerability import Answerability
 from voicerag.pipeline import HEARD_ANSWERS, Pipeline
-from voicerag.serving import calibration_path
-from voicerag.reading import PassageReader
-from voicerag.rerank import CandidateLists, Reranker, RerankingRetriever, collect_lists, rerank_path
+from voicerag.serving.assembly import calibration_path
+from voicerag.answering.reading import PassageReader
+from voicerag.retrieval.rerank import CandidateLists, Reranker, RerankingRetriever, collect_lists, rerank_path
 
 def _served_like(plain:Pipeline) -> Pipeline:
     "`plain`'s retriever re-ranked by a model fitted on its own questions, applied where the served one is; the served abstainer."

@@ -21,10 +21,10 @@ def _outputs(nb_path: Path):
 
 def _planted_in_sources() -> set[str]:
     "Every literal key-shaped string the notebooks and tests plant, so none of them can leak unnoticed."
-    texts = [p.read_text(encoding='utf-8') for p in [*ROOT.glob('nbs/*.ipynb'), *ROOT.glob('tests/*.py')]]
+    texts = [p.read_text(encoding='utf-8') for p in [*ROOT.glob('nbs/**/*.ipynb'), *ROOT.glob('tests/*.py')]]
     return {m.group(0) for t in texts for m in re.finditer(r'gsk_[A-Za-z0-9_]{12,}|sk-ant-[A-Za-z0-9_-]{12,}', t)}
 
-@pytest.mark.parametrize('nb_path', sorted(ROOT.glob('nbs/*.ipynb')), ids=lambda p: p.name)
+@pytest.mark.parametrize('nb_path', sorted(ROOT.glob('nbs/**/*.ipynb')), ids=lambda p: p.name)
 def test_no_key_in_notebook_outputs(nb_path):
     planted = _planted_in_sources()
     assert planted, 'expected the notebooks to plant fake keys; the scan would be vacuous'
@@ -42,12 +42,12 @@ def test_scan_detects_a_leak(tmp_path):
 
 def test_pipeline_result_and_logs_hold_no_key(monkeypatch, caplog):
     from voicerag.core import Config
-    from voicerag.data import Corpus, load_default
-    from voicerag.encoders import make_encoder
+    from voicerag.corpus.data import Corpus, load_default
+    from voicerag.retrieval.encoders import make_encoder
     from voicerag.fakes import GroqAPI, fake_llm_server
-    from voicerag.generate import GroqClient
-    from voicerag.guardrails import Thresholds
-    from voicerag.index import Retriever, build_index
+    from voicerag.answering.generate import GroqClient
+    from voicerag.answering.guardrails import Thresholds
+    from voicerag.retrieval.index import Retriever, build_index
     from voicerag.pipeline import Pipeline
     key = 'gsk_planted_in_pytest_5d1e9a0b7c'
     monkeypatch.setenv('GROQ_API_KEY', key)

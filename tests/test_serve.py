@@ -2,18 +2,18 @@
 
 The served index is small and built with the hashing encoder and no reader, so that thousands of requests take seconds:
 these tests check the server (endpoints, states, auth, limits, bad bodies, load, soak, faults, shutdown), not the models.
-`nbs/92_serve.ipynb` measures the real pipeline over HTTP."""
+`nbs/serving/92_serve.ipynb` measures the real pipeline over HTTP."""
 import concurrent.futures as cf, json, os, random, shutil, signal, socket, subprocess, sys, time
 from contextlib import contextmanager
 from pathlib import Path
 import httpx, pytest
 
 from voicerag.core import Config, State
-from voicerag.data import Corpus, default_corpus
-from voicerag.encoders import make_encoder
+from voicerag.corpus.data import Corpus, default_corpus
+from voicerag.retrieval.encoders import make_encoder
 from voicerag.fakes import SarvamAPI, fake_stt_server
-from voicerag.index import build_index, index_path, save_index
-from voicerag.stt import encode_audio, tone
+from voicerag.retrieval.index import build_index, index_path, save_index
+from voicerag.voice.stt import encode_audio, tone
 
 BIN = Path(sys.executable).parent
 QUESTION = 'How many points did the Panthers defense surrender?'
@@ -265,7 +265,7 @@ def test_streamed_question_with_local_whisper(home, tmp_path):
     from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
     from voicerag.fakes import speak
-    from voicerag.stt import SAMPLE_RATE, decode_audio
+    from voicerag.voice.stt import SAMPLE_RATE, decode_audio
     samples = np.concatenate([decode_audio(speak(QUESTION, 'en')), np.zeros(SAMPLE_RATE * 3 // 2, np.float32)])
     pcm = (np.clip(samples, -1, 1) * 32767).astype('<i2').tobytes()
     chunks = [pcm[i:i + 8000] for i in range(0, len(pcm), 8000)]          # 250 ms each

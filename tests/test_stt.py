@@ -1,4 +1,4 @@
-"""voicerag.stt against the local fake server (voicerag.fakes) for Sarvam and ElevenLabs, and against bad recordings.
+"""voicerag.voice.stt against the local fake server (voicerag.fakes) for Sarvam and ElevenLabs, and against bad recordings.
 
 Every HTTP failure case runs on both cloud services: what is retried (429 with a short Retry-After, 5xx, timeouts,
 an unreachable server) and what is not (a rejected key, a malformed or incomplete reply), counted in requests the
@@ -16,7 +16,7 @@ import pytest
 from voicerag.core import Config, State, VoiceragError
 from voicerag.fakes import ElevenLabsAPI, FakeServer, Reply, SarvamAPI, fake_stt_server, malformed_json, slow, speak
 from voicerag.httpshared import BACKOFF_S, MAX_RETRY_WAIT_S, RETRIES, TIMEOUT_S
-from voicerag.stt import (SAMPLE_RATE, SPEECH_TIMEOUT_S, WHISPER_BASE_SHA256, ElevenLabsTranscriber, MockTranscriber,
+from voicerag.voice.stt import (SAMPLE_RATE, SPEECH_TIMEOUT_S, WHISPER_BASE_SHA256, ElevenLabsTranscriber, MockTranscriber,
                           SarvamTranscriber, STTError, Transcriber, Transcript, WhisperTranscriber, assemble_whisper_base,
                           check_audio, decode_audio, encode_audio, make_transcriber, sha256_file, tone, whisper_base_sources)
 
@@ -241,7 +241,7 @@ def test_whisper_hears_no_words_in_a_tone():
 
 def test_whisper_stream_at_real_time():
     "Chunks fed at 1x, as a microphone sends them: partial text while speaking, the hands-free stop within 1 s, every feed returning at once."
-    from voicerag.stt import open_stream
+    from voicerag.voice.stt import open_stream
     spoken = decode_audio(speak('How many points did the Panthers defense surrender in the whole season?', 'en'))     # about 4 s
     heard = np.concatenate([np.zeros(SAMPLE_RATE // 2, np.float32), spoken, np.zeros(SAMPLE_RATE, np.float32)])
     pcm, n = (np.clip(heard, -1, 1) * 32767).astype('<i2').tobytes(), SAMPLE_RATE // 4 * 2           # 250 ms chunks
@@ -270,9 +270,9 @@ def test_http_defaults_come_from_httpshared(service):
 
 def test_stt_does_not_import_generate():
     "The speech clients share the HTTP code through voicerag.httpshared, not through the language-model module."
-    code = 'import sys, voicerag.stt; print(sorted(m for m in sys.modules if m.startswith("voicerag.")))'
+    code = 'import sys, voicerag.voice.stt; print(sorted(m for m in sys.modules if m.startswith("voicerag.")))'
     loaded = subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True).stdout
-    assert 'voicerag.httpshared' in loaded and 'voicerag.generate' not in loaded
+    assert 'voicerag.httpshared' in loaded and 'voicerag.answering.generate' not in loaded
 
 
 # ---- the offline Whisper files -------------------------------------------------------------------------------------
@@ -307,7 +307,7 @@ def test_damaged_cached_file_is_refused_and_rebuilt(tmp_path, caplog):
     cached = assemble_whisper_base(tmp_path, sources) / 'config.json'
     _flip_byte(cached, 10)
     damaged = sha256_file(cached)
-    with caplog.at_level(logging.WARNING, logger='voicerag.stt'): assemble_whisper_base(tmp_path, sources)
+    with caplog.at_level(logging.WARNING, logger='voicerag.voice.stt'): assemble_whisper_base(tmp_path, sources)
     assert f"{cached} has SHA-256 {damaged}, expected {WHISPER_BASE_SHA256['config.json']}" in caplog.text
     assert sha256_file(cached) == WHISPER_BASE_SHA256['config.json']
 

@@ -34,8 +34,8 @@ def site_packages(venv:Path) -> Path:
 def default_index() -> Path:
     "The checkout's default index, built first when missing (the notebooks build it before pytest runs in CI)."
     from voicerag.core import Config
-    from voicerag.index import index_path
-    from voicerag.serving import ensure_index
+    from voicerag.retrieval.index import index_path
+    from voicerag.serving.assembly import ensure_index
     config = Config.load()
     ensure_index(config)
     return index_path(config)

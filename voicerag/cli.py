@@ -6,15 +6,16 @@
 from __future__ import annotations
 import json, logging, os, signal, socket, subprocess, sys, time
 from pathlib import Path
-from .core import Config, DataError, Result, VoiceragError, answer_in_context, config_from, config_parser
-from .data import load_default, describe
+from .core import (Config, DataError, Result, VoiceragError, answer_in_context, config_from, config_parser, free_port,
+                           run_main)
+from .corpus.data import load_default, describe
 from .paths import data_dir
 
 # %% auto #0
-__all__ = ['LOG_FORMAT', 'COLUMN_FLAGS', 'ENGINES', 'DEMO_QUESTIONS', 'MAX_LINE_BYTES', 'corpus_summary', 'JsonLines',
-           'configure_logging', 'run_main', 'build_sharded', 'build', 'mark_answer', 'format_result', 'ask',
-           'piped_lines', 'typed_lines', 'question_loop', 'text_demo', 'free_port', 'voila_command', 'voila_env',
-           'wait_for_port', 'prepare_demo', 'api_command', 'wait_until_ready', 'serve_demo', 'stop_tree', 'demo']
+__all__ = ['COLUMN_FLAGS', 'ENGINES', 'DEMO_QUESTIONS', 'MAX_LINE_BYTES', 'corpus_summary', 'build_sharded', 'build',
+           'mark_answer', 'format_result', 'ask', 'piped_lines', 'typed_lines', 'question_loop', 'text_demo',
+           'voila_command', 'voila_env', 'wait_for_port', 'prepare_demo', 'api_command', 'wait_until_ready',
+           'serve_demo', 'stop_tree', 'demo']
 
 # %% ../nbs/19_cli.ipynb #fd4e4991
 def _table(rows:list[dict]) -> str:
@@ -29,56 +30,25 @@ def corpus_summary() -> str:
     "What the vendored default data holds, one row per dataset."
     return _table([describe(ds) for ds in load_default().values()])
 
-class _Stderr(logging.StreamHandler):
-    "A handler writing to whatever `sys.stderr` is when the record comes (tests and notebooks redirect it)."
-    stream = property(lambda self, _sys=sys: _sys.stderr, lambda self, value: None)    # sys bound here: still there at exit
-
-class JsonLines(logging.Formatter):
-    "One JSON object per record: time, level, logger, message, and the structured `voicerag` fields of the record."
-    def format(self, record) -> str:
-        fields = getattr(record, 'voicerag', None)
-        return json.dumps({'time': self.formatTime(record), 'level': record.levelname, 'logger': record.name,
-                           'message': record.getMessage(), **(fields if isinstance(fields, dict) else {})}, ensure_ascii=False, default=str)
-
-LOG_FORMAT = '%(name)s %(levelname)s: %(message)s'
-
-def configure_logging(level:str='WARNING', fmt:str='text'):
-    "The scripts' logging, once per process: stderr, level `VOICERAG_LOG_LEVEL` (else `level`), `VOICERAG_LOG_FORMAT` 'json' or 'text' (else `fmt`)."
-    level = os.environ.get('VOICERAG_LOG_LEVEL', level).upper()
-    if not isinstance(logging.getLevelName(level), int): level = 'WARNING'
-    handler = _Stderr()
-    handler.setLevel(level)                                    # libraries that set their own loggers to DEBUG (bm25s) stay quiet too
-    handler.setFormatter(JsonLines() if os.environ.get('VOICERAG_LOG_FORMAT', fmt).lower() == 'json' else logging.Formatter(LOG_FORMAT))
-    logging.basicConfig(level=level, handlers=[handler])       # a no-op where logging is configured already
-
-def run_main(main, **logging_defaults) -> int:
-    "Run `main` with logging configured (`configure_logging(**logging_defaults)`), voicerag's own errors as one line and exit status 2."
-    configure_logging(**logging_defaults)
-    try:
-        main()
-        return 0
-    except VoiceragError as e:
-        print(f'voicerag: {e}', file=sys.stderr)
-        return 2
 
 # %% ../nbs/19_cli.ipynb #0f91156e
 COLUMN_FLAGS = {'id': 'id', 'text': 'text', 'lang': 'lang', 'title': 'title', 'doc': 'doc_id'}   # --FLAG-col -> passage field
 ENGINES = ('memory', 'stream', 'ray')
 
 def build_sharded(corpus, config:Config, folder:Path, engine:str='stream', fresh:bool=False, workers:int=0):
-    "The index of `corpus` at `folder` built shard by shard (`voicerag.build`): encoded here, or by Ray encoder actors (`engine='ray'`)."
+    "The index of `corpus` at `folder` built shard by shard (`voicerag.retrieval.build`): encoded here, or by Ray encoder actors (`engine='ray'`)."
     import shutil
-    from voicerag.build import build_streaming, work_dir
-    from voicerag.encoders import make_encoder
+    from voicerag.retrieval.build import build_streaming, work_dir
+    from voicerag.retrieval.encoders import make_encoder
     if fresh: shutil.rmtree(work_dir(folder), ignore_errors=True)
     if engine == 'ray':
-        from voicerag.build import build_on_ray
+        from voicerag.retrieval.build import build_on_ray
         return build_on_ray(corpus, config, folder, workers=workers)
     return build_streaming(corpus, make_encoder(config.encoder), folder, config, name=config.index_name)
 
 def _read_corpus(source:str, columns:dict, lang:str|None, strict:bool):
     "The corpus `--corpus SRC` names (`ingest.load_corpus`); an error reading it names the flag."
-    from voicerag.ingest import load_corpus
+    from voicerag.corpus.ingest import load_corpus
     try: return load_corpus(source, columns, lang, strict=strict)
     except DataError as e: raise DataError(f'--corpus: {e}') from e
 
@@ -95,7 +65,7 @@ def build(argv:list[str]|None=None) -> int:
                         'leaving it out and listing it at the end of the build')
     parser.add_argument('--engine', choices=ENGINES, default='memory',
                         help='memory: the whole corpus at once (default); stream: shard by shard, memory bounded, resuming a killed '
-                             'build and encoding only new passages (voicerag.build); ray: the stream build with encoder actors on a '
+                             'build and encoding only new passages (voicerag.retrieval.build); ray: the stream build with encoder actors on a '
                              'Ray cluster (pip install voicerag[scale])')
     parser.add_argument('--fresh', action='store_true', help='with --engine stream or ray: discard the shards kept from earlier builds first')
     parser.add_argument('--workers', type=int, default=0, help='with --engine ray: encoder actors (default: one per CPU Ray sees)')
@@ -104,10 +74,10 @@ def build(argv:list[str]|None=None) -> int:
     if (columns or args.lang or args.strict) and not args.corpus: parser.error('the column flags, --lang and --strict describe a --corpus: give one')
     if (args.fresh or args.workers) and args.engine == 'memory': parser.error('--fresh and --workers apply to --engine stream or ray')
     def main():
-        from voicerag.index import index_path                  # imported when run: `--help` and bad arguments answer at once
-        from voicerag.ingest import Skipped
-        from voicerag.serving import build_default_index, build_named_index, default_index_path, named_index_path
-        from voicerag.data import default_corpus
+        from voicerag.retrieval.index import index_path                  # imported when run: `--help` and bad arguments answer at once
+        from voicerag.corpus.ingest import Skipped
+        from voicerag.serving.assembly import build_default_index, build_named_index, default_index_path, named_index_path
+        from voicerag.corpus.data import default_corpus
         logging.getLogger('pypdf').setLevel(logging.ERROR)     # its warnings on a damaged PDF: the DataError that follows says it in one line
         config = config_from(args)
         if args.if_missing and (index_path(config)/'manifest.json').exists():
@@ -164,7 +134,7 @@ def ask(argv:list[str]|None=None) -> int:
     parser.add_argument('--json', action='store_true', help='print the Result as JSON')
     args = parser.parse_args(argv)
     def main():
-        from voicerag.serving import load_pipeline
+        from voicerag.serving.assembly import load_pipeline
         pipeline = load_pipeline(config_from(args))
         result = pipeline.ask(args.question, args.lang)
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) if args.json
@@ -249,7 +219,7 @@ def text_demo(config:Config, samples:bool=False, stdin=None, pipeline=None) -> i
         if samples and not default:
             print(f'voicerag: the sample questions are about the vendored corpus, which index {config.index_name!r} may not hold', file=sys.stderr)
         if pipeline is None:
-            from voicerag.serving import ensure_index, load_pipeline
+            from voicerag.serving.assembly import ensure_index, load_pipeline
             ensure_index(config)
             pipeline = load_pipeline(config)
         if samples: return min(question_loop(pipeline, DEMO_QUESTIONS)[1], 1)
@@ -271,16 +241,9 @@ def text_demo(config:Config, samples:bool=False, stdin=None, pipeline=None) -> i
         print(flush=True)
         return 0
 
-def free_port(port:int=0) -> int:
-    "`port` if it is free on 127.0.0.1 right now, else a `VoiceragError`; `port=0`: any free port."
-    with socket.socket() as s:
-        try: s.bind(('127.0.0.1', port))
-        except OSError: raise VoiceragError(f'port {port} on 127.0.0.1 is in use: choose another with --port, or leave it out') from None
-        return s.getsockname()[1]
-
 def voila_command(notebook:Path, port:int) -> list[str]:
     "Voila serving `notebook` on 127.0.0.1:`port`, no browser, no port hopping, with this Python and the app's template (`91_app`)."
-    from voicerag.app import VOILA_TEMPLATE
+    from voicerag.serving.app import VOILA_TEMPLATE
     return [sys.executable, '-m', 'voila', str(notebook), '--no-browser', f'--port={port}', '--Voila.ip=127.0.0.1',
             '--Voila.port_retries=0', '--VoilaExecutor.timeout=600', '--VoilaExecutor.startup_timeout=120',
             '--VoilaConfiguration.extension_denylist=jupyterlab-jupytext',     # an editor extension that fails to load in Voila
@@ -288,7 +251,7 @@ def voila_command(notebook:Path, port:int) -> list[str]:
 
 def voila_env(config_path:str|None) -> dict:
     "The environment for Voila and its kernel: this environment's kernel specs first, then the app's template, and the config file to use."
-    from voicerag.app import voila_data_dir
+    from voicerag.serving.app import voila_data_dir
     paths = [str(Path(sys.prefix)/'share'/'jupyter'), str(voila_data_dir()), os.environ.get('JUPYTER_PATH')]
     env = dict(os.environ, JUPYTER_PATH=os.pathsep.join(filter(None, paths)))
     if config_path: env['VOICERAG_CONFIG'] = str(Path(config_path).resolve())
@@ -305,15 +268,15 @@ def wait_for_port(port:int, process:subprocess.Popen, timeout:float=120.0) -> bo
 
 def prepare_demo(config:Config):
     "Build what the app needs and is missing: the index, and the offline Whisper model's files."
-    from voicerag.serving import ensure_index
+    from voicerag.serving.assembly import ensure_index
     ensure_index(config)
     if config.stt == 'whisper':
-        from voicerag.stt import resolve_whisper_model
+        from voicerag.voice.stt import resolve_whisper_model
         resolve_whisper_model(config.whisper_model)
 
 def api_command(config_path:str|None, index_name:str, port:int) -> list[str]:
     "`voicerag-serve` on 127.0.0.1:`port` with this Python: the one pipeline every demo tab asks."
-    return [sys.executable, '-c', 'import sys; from voicerag.serve import main; sys.exit(main())', '--name', index_name,
+    return [sys.executable, '-c', 'import sys; from voicerag.serving.api import main; sys.exit(main())', '--name', index_name,
             '--port', str(port), *(['--config', config_path] if config_path else [])]
 
 def wait_until_ready(port:int, process:subprocess.Popen, timeout:float=600.0):

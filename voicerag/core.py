@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #90006f34
 from __future__ import annotations
-import argparse, json, os, sys, tempfile, threading, time
+import argparse, json, logging, os, socket, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, asdict, fields, is_dataclass, replace
@@ -13,9 +13,10 @@ from enum import Enum
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['LOG_INTERVAL', 'SEARCH_THREADS', 'VoiceragError', 'DataError', 'Passage', 'Chunk', 'Hit', 'Citation', 'Answer',
-           'State', 'plain', 'Result', 'answer_in_context', 'StageTimer', 'progress_bar', 'search_pool', 'concurrently',
-           'atomic_write', 'atomic_write_json', 'Config', 'config_parser', 'config_from']
+__all__ = ['LOG_INTERVAL', 'SEARCH_THREADS', 'LOG_FORMAT', 'VoiceragError', 'DataError', 'Passage', 'Chunk', 'Hit', 'Citation',
+           'Answer', 'State', 'plain', 'Result', 'answer_in_context', 'StageTimer', 'progress_bar', 'search_pool',
+           'concurrently', 'atomic_write', 'atomic_write_json', 'Config', 'config_parser', 'config_from', 'JsonLines',
+           'configure_logging', 'run_main', 'free_port']
 
 # %% ../nbs/00_core.ipynb #af712942
 class VoiceragError(Exception):
@@ -235,8 +236,8 @@ class Config:
     "Every setting of voicerag, with offline defaults."
     index_dir: str = 'indexes'             # relative paths resolve against the data home (voicerag.paths.home)
     index_name: str = 'default'
-    encoder: str = 'e5-torch:dtype=bfloat16'      # see voicerag.encoders.make_encoder
-    chunkers: tuple = ('fixed_512_64', 'sentence')  # chunker specs (voicerag.chunkers); the first is primary
+    encoder: str = 'e5-torch:dtype=bfloat16'      # see voicerag.retrieval.encoders.make_encoder
+    chunkers: tuple = ('fixed_512_64', 'sentence')  # chunker specs (voicerag.corpus.chunkers); the first is primary
     strategy_weights: tuple = (1.0, 1.0)   # weight of each chunker's best-chunk cosine in a document's dense score
     dense_backend: str = 'auto'            # 'auto' (exact below dense.ANN_MIN_ROWS rows, dense.AUTO_ANN above), 'numpy', 'faiss', 'hnsw' or 'ivf'
     dense_weight: float = 0.9              # weight of dense scores when BM25 runs too (chosen in 09_index)
@@ -246,13 +247,13 @@ class Config:
     bm25_b: float = 0.75
     top_k: int = 10
     query_cache_size: int = 1024
-    blas_threads: int = 1                  # BLAS threads of the process once the served pipeline is assembled (voicerag.serving); 0 leaves them alone
+    blas_threads: int = 1                  # BLAS threads of the process once the served pipeline is assembled (voicerag.serving.assembly); 0 leaves them alone
     seed: int = 0
     rerank: bool = True                    # apply the index's learned re-ranker when it has one (see 10_rerank)
     stt: str = 'whisper'                   # speech-to-text provider: 'whisper' (local), 'sarvam', 'elevenlabs', 'mock'
     whisper_model: str = ''                # faster-whisper model name or folder; '' = whisper-base from PyPI (offline)
     max_audio_seconds: float = 30.0        # longer recordings end in stt_failed
-    reader: bool = True                    # short answers and the answerability stage (voicerag.reading, voicerag.answerability)
+    reader: bool = True                    # short answers and the answerability stage (voicerag.answering.reading, voicerag.answering.answerability)
 
     @classmethod
     def load(cls, toml_path=None, env:dict|None=None) -> 'Config':
@@ -301,3 +302,44 @@ def config_from(args:argparse.Namespace) -> Config:
     "The `Config` a command's parsed `--config` asks for, with `index_name` set to its `--name` when one is given."
     config = Config.load(args.config)
     return replace(config, index_name=args.name) if getattr(args, 'name', None) else config
+
+# %% ../nbs/00_core.ipynb #02deff6d
+class _Stderr(logging.StreamHandler):
+    "A handler writing to whatever `sys.stderr` is when the record comes (tests and notebooks redirect it)."
+    stream = property(lambda self, _sys=sys: _sys.stderr, lambda self, value: None)    # sys bound here: still there at exit
+
+class JsonLines(logging.Formatter):
+    "One JSON object per record: time, level, logger, message, and the structured `voicerag` fields of the record."
+    def format(self, record) -> str:
+        fields = getattr(record, 'voicerag', None)
+        return json.dumps({'time': self.formatTime(record), 'level': record.levelname, 'logger': record.name,
+                           'message': record.getMessage(), **(fields if isinstance(fields, dict) else {})}, ensure_ascii=False, default=str)
+
+LOG_FORMAT = '%(name)s %(levelname)s: %(message)s'
+
+def configure_logging(level:str='WARNING', fmt:str='text'):
+    "The scripts' logging, once per process: stderr, level `VOICERAG_LOG_LEVEL` (else `level`), `VOICERAG_LOG_FORMAT` 'json' or 'text' (else `fmt`)."
+    level = os.environ.get('VOICERAG_LOG_LEVEL', level).upper()
+    if not isinstance(logging.getLevelName(level), int): level = 'WARNING'
+    handler = _Stderr()
+    handler.setLevel(level)                                    # libraries that set their own loggers to DEBUG (bm25s) stay quiet too
+    handler.setFormatter(JsonLines() if os.environ.get('VOICERAG_LOG_FORMAT', fmt).lower() == 'json' else logging.Formatter(LOG_FORMAT))
+    logging.basicConfig(level=level, handlers=[handler])       # a no-op where logging is configured already
+
+def run_main(main, **logging_defaults) -> int:
+    "Run `main` with logging configured (`configure_logging(**logging_defaults)`), voicerag's own errors as one line and exit status 2."
+    configure_logging(**logging_defaults)
+    try:
+        main()
+        return 0
+    except VoiceragError as e:
+        print(f'voicerag: {e}', file=sys.stderr)
+        return 2
+
+def free_port(port:int=0) -> int:
+    "`port` if it is free on 127.0.0.1 right now, else a `VoiceragError`; `port=0`: any free port."
+    with socket.socket() as s:
+        try: s.bind(('127.0.0.1', port))
+        except OSError: raise VoiceragError(f'port {port} on 127.0.0.1 is in use: choose another with --port, or leave it out') from None
+        return s.getsockname()[1]
+

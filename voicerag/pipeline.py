@@ -8,13 +8,13 @@ import logging, time, uuid
 from dataclasses import dataclass, field
 from .core import Answer, Citation, Config, Hit, Result, StageTimer, State, VoiceragError
 from .text import dominant_script
-from .router import romanized_hindi
-from .romanized import hindi_sound_index, hindi_transliterator, romanize
-from .index import Search, derived
-from .guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval
-from .extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
-from .answerability import answer_signals, context_of
-from .generate import GenerationError, Unanswerable, generate_grounded, generate_open
+from .retrieval.router import romanized_hindi
+from .retrieval.romanized import hindi_sound_index, hindi_transliterator, romanize
+from .retrieval.index import Search, derived
+from .answering.guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval
+from .answering.extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
+from .answering.answerability import answer_signals, context_of
+from .answering.generate import GenerationError, Unanswerable, generate_grounded, generate_open
 
 # %% auto #0
 __all__ = ['MESSAGES', 'HEARD_SENTENCE_MESSAGE', 'GUARDRAIL_MESSAGES', 'REQUEST_LOG_FIELDS', 'HEARD_ANSWERS', 'HEARD_ANSWER',
@@ -100,18 +100,18 @@ READ_PASSAGES = 3              # the top documents the reader may read: the next
 @dataclass
 class Pipeline:
     "Question in, `Result` out: guard, retrieve, guard, answer, verify."
-    retriever: object                          # voicerag.index.Retriever
+    retriever: object                          # voicerag.retrieval.index.Retriever
     thresholds: Thresholds = field(default_factory=Thresholds)
     mode: str = 'extractive'                   # or 'generative'
     llm: object = None                         # an LLMClient, for generative mode
     open_llm: object = None                    # an LLMClient for the open-knowledge fallback; None disables it
     k: int = Config.top_k                      # passages retrieved per question: the default lives in Config only
     generative_passages: int = 3
-    abstainer: object = None                   # a calibrated voicerag.abstain.Abstainer; None: the floor of `thresholds` only
+    abstainer: object = None                   # a calibrated voicerag.answering.abstain.Abstainer; None: the floor of `thresholds` only
     transcriber: object = None                 # the default speech-to-text provider of `ask_audio`
-    reader: object = None                      # a voicerag.reading.PassageReader: reads the top passages whole, picks the span
+    reader: object = None                      # a voicerag.answering.reading.PassageReader: reads the top passages whole, picks the span
     read_passages: int = READ_PASSAGES         # how many of the top documents the reader reads
-    answerability: object = None               # a voicerag.answerability.Answerability: declines answers that do not answer
+    answerability: object = None               # a voicerag.answering.answerability.Answerability: declines answers that do not answer
     heard_answer: str = HEARD_ANSWER            # a question searched by sound is answered: 'sentence' (the one it sounds like) or 'reader' (a short span)
 
     def __post_init__(self):
