@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv install sysdeps export clean-nbs test test-nbs test-py test-slow test-container demo demo-text serve eval train lab readme
+.PHONY: venv install sysdeps export clean-nbs lint test test-nbs test-py test-slow test-container demo demo-text serve eval train lab readme docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,7 +48,12 @@ test-nbs: install sysdeps
 test-py: install sysdeps
 	$(BIN)/python -m pytest -q --durations=15 tests
 
-test: test-nbs test-py
+# the formatting gate (ruff.toml): code lines over 120 characters, syntax errors and undefined names, in the notebooks
+# (their code cells) and the tests; the exported package is generated from the notebooks and not read
+lint: install
+	$(BIN)/ruff check --quiet .
+
+test: lint test-nbs test-py
 
 test-slow: install sysdeps
 	$(BIN)/nbdev_test --n_workers 1 --flags slow --timing
@@ -95,3 +100,11 @@ lab: install
 # README.md is rendered from nbs/index.ipynb (nbdev_readme needs Quarto, which is not available here)
 readme: install
 	$(BIN)/jupyter nbconvert --to markdown --no-input nbs/index.ipynb --output-dir . --output README --log-level WARN
+
+# the docs site in _docs/ (open _docs/index.html): Sphinx with myst-nb renders nbs/ (index.ipynb is the home page, the
+# guide's pages are nbs/*.md and nbs/results.ipynb, every notebook is a page) from the saved outputs, executing nothing and
+# loading nothing from another host; configured in nbs/_docs_src/conf.py. A warning (a broken link, say) fails the build.
+DOCS ?= _docs
+docs: install
+	$(BIN)/sphinx-build -q -W --keep-going -b html -c nbs/_docs_src nbs $(DOCS)
+	@echo "docs: $(DOCS)/index.html"

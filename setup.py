@@ -14,7 +14,8 @@ missing = [o for o in expected if o not in cfg]
 if missing: raise SystemExit(f'settings.ini is missing: {missing}')
 
 licenses = {'apache2': ('Apache Software License 2.0', 'OSI Approved :: Apache Software License')}
-statuses = ['1 - Planning', '2 - Pre-Alpha', '3 - Alpha', '4 - Beta', '5 - Production/Stable', '6 - Mature', '7 - Inactive']
+statuses = ['1 - Planning', '2 - Pre-Alpha', '3 - Alpha', '4 - Beta', '5 - Production/Stable', '6 - Mature',
+            '7 - Inactive']
 lic = licenses[cfg['license']]
 
 def split_reqs(key): return cfg.get(key, '').split()
@@ -30,14 +31,16 @@ setuptools.setup(
     url=cfg['git_url'],
     # the wheel carries what an installed voicerag reads and a checkout keeps beside the package (voicerag.paths):
     # data/ as voicerag._data and the demo notebook as voicerag._demo; the models live in the package already
-    packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']) + [f"{cfg['lib_path']}._data", f"{cfg['lib_path']}._demo"],
+    packages=(setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*'])
+              + [f"{cfg['lib_path']}._data", f"{cfg['lib_path']}._demo"]),
     package_dir={f"{cfg['lib_path']}._data": 'data', f"{cfg['lib_path']}._demo": cfg['nbs_path']},
     package_data={cfg['lib_path']: ['models/*.npz', 'models/*.json',     # reader, answerability, re-ranker, abstainer
                                   'jupyter/voila/templates/*/*'],      # the app's Voila template (91_app)
                   f"{cfg['lib_path']}._data": ['*.gz', '*.jsonl', '*.txt', '*.md'],
                   f"{cfg['lib_path']}._demo": ['90_demo.ipynb']},
     install_requires=split_reqs('requirements'),
-    extras_require={'dev': split_reqs('dev_requirements'), 'scale': split_reqs('scale_requirements')},   # scale: voicerag-build --engine ray
+    # scale: voicerag-build --engine ray
+    extras_require={'dev': split_reqs('dev_requirements'), 'scale': split_reqs('scale_requirements')},
     python_requires='>=' + cfg['min_python'],
     long_description=open('README.md', encoding='utf-8').read(),
     long_description_content_type='text/markdown',

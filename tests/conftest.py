@@ -15,3 +15,12 @@ def small_pipeline() -> Pipeline:
     enc = make_encoder('hashing')
     cfg = Config(encoder=enc.name, chunkers=('fixed_512_64', 'sentence'))
     return Pipeline(Retriever(build_index(corpus, enc, cfg, progress=False), enc, cfg))
+
+
+@pytest.fixture(scope='session')
+def playwright():
+    """Playwright's sync API, started once for the session: it runs an event loop of its own, so a second one
+    (another test module's) could not start while this one lives."""
+    try: from playwright.sync_api import sync_playwright
+    except ImportError: pytest.fail('playwright is not installed: it is a dev dependency (`make install` installs it)')
+    with sync_playwright() as p: yield p

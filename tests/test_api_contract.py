@@ -1,10 +1,10 @@
 """The HTTP API keeps the contract its schema states: Schemathesis, all its checks, against `voicerag-serve` over the
 default index.
 
-`/openapi.json` is the API's contract (`nbs/serving/92_serve.ipynb`, *The schema is the contract*). Schemathesis generates requests
-from it, valid and invalid ones, and checks every answer: no 5xx, each status, media type and body as declared, invalid
-requests refused and valid ones answered, the token required where the schema says so. A fixed seed and a bound on the
-examples per route keep the run repeatable and well under two minutes on two cores."""
+`/openapi.json` is the API's contract (`nbs/serving/92_serve.ipynb`, *The schema is the contract*). Schemathesis
+generates requests from it, valid and invalid ones, and checks every answer: no 5xx, each status, media type and body as
+declared, invalid requests refused and valid ones answered, the token required where the schema says so. A fixed seed
+and a bound on the examples per route keep the run repeatable and well under two minutes on two cores."""
 import json, os, re, signal, subprocess, sys, time
 from pathlib import Path
 import httpx, pytest
@@ -34,7 +34,8 @@ def wait_until_ready(url:str, process, log:Path, timeout:float=300.0):
 
 @pytest.fixture(scope='module')
 def server(tmp_path_factory) -> str:
-    "voicerag-serve as configured, over the default index (built first when missing), with a token, on a free loopback port."
+    """voicerag-serve as configured, over the default index (built first when missing), with a token, on a free loopback
+    port."""
     from voicerag.core import free_port
     from voicerag.core import Config
     from voicerag.serving.assembly import ensure_index
@@ -42,8 +43,8 @@ def server(tmp_path_factory) -> str:
     port, log = free_port(), tmp_path_factory.mktemp('serve')/'serve.log'
     env = {**os.environ, 'VOICERAG_API_TOKEN': TOKEN, 'PYTHONUNBUFFERED': '1'}
     with open(log, 'w') as out:
-        process = subprocess.Popen([BIN/'voicerag-serve', '--port', str(port)], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        process = subprocess.Popen([BIN/'voicerag-serve', '--port', str(port)], env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
     try:
         url = f'http://127.0.0.1:{port}'
         wait_until_ready(url, process, log)
@@ -60,13 +61,15 @@ def failures(output:str) -> str:
 
 def test_the_api_keeps_its_schema(server, tmp_path):
     report = tmp_path/'report.json'
-    command = [BIN/'st', 'run', f'{server}/openapi.json', '--checks', 'all', '--seed', str(SEED), '--max-examples', str(EXAMPLES),
+    command = [BIN/'st', 'run', f'{server}/openapi.json', '--checks', 'all', '--seed', str(SEED),
+               '--max-examples', str(EXAMPLES),
                '--header', f'Authorization: Bearer {TOKEN}', '--generation-database', 'none', '--no-color',
                '--report', 'json', '--report-json-path', str(report)]
-    run = subprocess.run(command, env={**os.environ, 'SCHEMATHESIS_HOOKS': __file__}, cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300)
+    run = subprocess.run(command, env={**os.environ, 'SCHEMATHESIS_HOOKS': __file__}, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
     status = run.returncode
-    assert status == 0, f'the API does not keep its schema (st exited with {status}):\n{failures(run.stdout + run.stderr)}'
+    assert status == 0, (f'the API does not keep its schema (st exited with '
+                         f'{status}):\n{failures(run.stdout + run.stderr)}')
     summary = json.loads(report.read_text())
     assert summary['operations']['tested'] == OPERATIONS, summary['operations']
     phases = {phase: summary['phases'][phase]['status'] for phase in ('coverage', 'fuzzing')}

@@ -13,7 +13,8 @@ CHROMIUM = Path('/usr/bin/chromium')
 LOOPBACK = {'127.0.0.1', 'localhost', '::1'}
 
 QUESTION = 'How many points did the Panthers defense surrender?'       # XQuAD; the default index answers it
-ANSWER, CONTEXT = '308', '308 points'                                  # the short answer, and what its sentence says around it
+# the short answer, and what its sentence says around it
+ANSWER, CONTEXT = '308', '308 points'
 CITED = 'xquad/00/0@en'
 HINDI_QUESTION, HINDI_CONTEXT = 'पैंथर्स डिफेंस ने कितने अंक दिए?', '308 अंक'
 PAGE_READY_MS = 120_000        # a page load starts a kernel that loads the index and warms the models up
@@ -50,7 +51,8 @@ def silence(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope='session')
 def server(tmp_path_factory) -> str:
-    "`voicerag-demo` on a free loopback port (the default index built first if missing); stopped like a terminal's Ctrl-C."
+    """`voicerag-demo` on a free loopback port (the default index built first if missing); stopped like a terminal's
+    Ctrl-C."""
     from voicerag.core import free_port
     from voicerag.serving.assembly import ensure_index
     from voicerag.core import Config
@@ -73,12 +75,6 @@ def server(tmp_path_factory) -> str:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
-
-@pytest.fixture(scope='session')
-def playwright():
-    try: from playwright.sync_api import sync_playwright
-    except ImportError: pytest.fail('playwright is not installed: it is a dev dependency (`make install` installs it)')
-    with sync_playwright() as p: yield p
 
 def _browser(playwright, microphone:Path):
     "Chromium whose microphone plays `microphone` once (no loop), with the permission prompt accepted."
@@ -154,7 +150,8 @@ def _record(page, seconds:float):
     if 'Stop' in page.inner_text('.vr-record'): page.click('.vr-record')
 
 def _shows_answer(page, answer:str, context:str, cited:str):
-    "A short answer: `answer` large, its sentence holding `context` with the answer marked, the passage `cited` with the same mark."
+    """A short answer: `answer` large, its sentence holding `context` with the answer marked, the passage `cited` with
+    the same mark."""
     from playwright.sync_api import expect
     expect(page.locator('.vr-state')).to_have_text('answered')
     expect(page.locator('.vr-answer-short')).to_contain_text(answer)
@@ -163,8 +160,10 @@ def _shows_answer(page, answer:str, context:str, cited:str):
     expect(page.locator('.vr-citation mark')).to_contain_text(answer)          # the quoted span, marked in its passage
     expect(page.locator('.vr-citation .vr-passage-context')).to_contain_text(context)
     expect(page.locator('.vr-cite-head')).to_contain_text(cited)
-    short, sentence, marked = (page.inner_text(s).strip() for s in ('.vr-answer-short', '.vr-context', '.vr-context mark'))
-    assert marked == short and len(short) < len(sentence), (short, sentence)   # the mark is the answer; the answer is short
+    short, sentence, marked = (page.inner_text(s).strip()
+                               for s in ('.vr-answer-short', '.vr-context', '.vr-context mark'))
+    # the mark is the answer; the answer is short
+    assert marked == short and len(short) < len(sentence), (short, sentence)
 
 
 def test_typed_questions(page):
@@ -181,23 +180,30 @@ def test_typed_questions(page):
     _shows_answer(page, ANSWER, HINDI_CONTEXT, CITED.replace('@en', '@hi'))
 
 def test_spoken_question(page, spoken_question, pipeline):
-    "Hands-free: press record and say nothing more; the transcript appears while speaking, the recorder stops after the pause, the answer follows."
+    """Hands-free: press record and say nothing more; the transcript appears while speaking, the recorder stops after
+    the pause, the answer follows."""
     page.click('.vr-record')
-    page.wait_for_selector('.vr-partial:has-text("heard so far")', timeout=int(_seconds(spoken_question) * 1000) + 10_000)
+    page.wait_for_selector('.vr-partial:has-text("heard so far")',
+                           timeout=int(_seconds(spoken_question) * 1000) + 10_000)
     _wait_for_result(page)
     assert 'Record' in page.inner_text('.vr-record')                          # stopped by itself, no click
     heard = page.inner_text('.vr-heard').split(':', 1)[1].strip()
-    assert heard.lower().count('points') == 1, heard                          # heard once: no loop over the padding (`_unrepeated`)
-    if 'panther' in heard.lower(): _shows_answer(page, ANSWER, CONTEXT, CITED)      # heard right: the right answer, cited
-    else:                      # a streamed decode sometimes mishears espeak's "Panthers" ("punches"): the page must show what the pipeline makes of it
+    # heard once: no loop over the padding (`_unrepeated`)
+    assert heard.lower().count('points') == 1, heard
+    if 'panther' in heard.lower(): _shows_answer(page, ANSWER, CONTEXT, CITED)    # heard right: the right answer, cited
+    else:
+        # a streamed decode sometimes mishears espeak's "Panthers" ("punches"): the page must show what the pipeline
+        # makes of it
         from playwright.sync_api import expect
         expect(page.locator('.vr-state')).to_have_text(pipeline.ask(heard).state.value)
     latency = page.inner_text('.vr-latency')
-    assert latency.index('speech to text') < latency.index('answer path'), latency     # stt drawn apart from the answer path
+    # stt drawn apart from the answer path
+    assert latency.index('speech to text') < latency.index('answer path'), latency
 
 def test_undecodable_upload(page):
     with page.expect_file_chooser() as chooser: page.click('.vr-upload')
-    chooser.value.set_files(files=[{'name': 'question.wav', 'mimeType': 'audio/wav', 'buffer': b'RIFF\x00\x00\x00\x00WAVE, not audio'}])
+    chooser.value.set_files(files=[{'name': 'question.wav', 'mimeType': 'audio/wav',
+                                    'buffer': b'RIFF\x00\x00\x00\x00WAVE, not audio'}])
     _wait_for_result(page)
     from playwright.sync_api import expect
     expect(page.locator('.vr-state')).to_have_text('stt_failed')
@@ -218,16 +224,18 @@ def test_silent_microphone(playwright, silence, server, request):
     finally: browser.close()
 
 def test_icons_come_from_this_machine(page):
-    "The upload button's icon is drawn in Font Awesome that Voila serves from here (the page's watch sees no other host)."
+    """The upload button's icon is drawn in Font Awesome that Voila serves from here (the page's watch sees no other
+    host)."""
     glyph = page.evaluate("""() => getComputedStyle(document.querySelector('.vr-upload i.fa'), '::before').content""")
     assert glyph not in ('', 'none', 'normal'), glyph
     page.wait_for_function("""() => [...document.fonts].some(f => f.family.replaceAll('"', '') === 'Font Awesome 5 Free'
                                                                    && f.status === 'loaded')""")
 
-UNBROKEN = '0123456789abcdef' * 40          # 640 characters without a break: a hash, a URL, a table flattened by an ingest
+UNBROKEN = '0123456789abcdef' * 40       # 640 characters without a break: a hash, a URL, a table flattened by an ingest
 
 def test_long_unbroken_text_wraps(page):
-    "An answer and its passage holding a 640-character unbroken run wrap inside their boxes instead of running past them."
+    """An answer and its passage holding a 640-character unbroken run wrap inside their boxes instead of running past
+    them."""
     from voicerag.serving.app import answer_html, citation_html
     from voicerag.core import Citation, Passage, Result, State
     text = f'The key is {UNBROKEN} and nothing else.'

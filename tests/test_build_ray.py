@@ -1,4 +1,5 @@
-"Issue 12, point 7: `voicerag-build --engine ray` (Ray Data encoder actors, the [scale] extra) on a local Ray node builds the index the local build builds."
+"""Issue 12, point 7: `voicerag-build --engine ray` (Ray Data encoder actors, the [scale] extra) on a local Ray node
+builds the index the local build builds."""
 import json, os, time
 from pathlib import Path
 try: import ray                                                   # the [scale] extra, which `make install` installs
@@ -23,13 +24,18 @@ def test_ray_build_is_the_local_build(tmp_path, capsys):
         assert ray.is_initialized()
     finally: ray.shutdown()
     built = time.perf_counter() - t0 - started
-    assert (report.shards, report.shards_kept, report.passages) == (4, 0, 120) and report.chunks_encoded == report.chunks
-    local = build_streaming(corpus, make_encoder('hashing'), tmp_path/'local', config, shard_passages=32, progress=False)
-    for key in ('files', 'counts', 'corpus', 'scripts'): assert manifest(tmp_path/'ray')[key] == manifest(local.folder)[key], key
+    assert ((report.shards, report.shards_kept, report.passages) == (4, 0, 120)
+            and report.chunks_encoded == report.chunks)
+    local = build_streaming(corpus, make_encoder('hashing'), tmp_path/'local', config, shard_passages=32,
+                            progress=False)
+    for key in ('files', 'counts', 'corpus', 'scripts'):
+        assert manifest(tmp_path/'ray')[key] == manifest(local.folder)[key], key
     hashing = make_encoder('hashing')
     on_ray, here = (Retriever(load_index(f), hashing, config) for f in (tmp_path/'ray', local.folder))
     for q in ['Who won Super Bowl 50?', 'पैंथर्स डिफेंस ने कितने अंक दिए?', 'what is a sole proprietorship']:
         assert [h.chunk_id for h in on_ray.search(q).hits] == [h.chunk_id for h in here.search(q).hits]
-    again = build_on_ray(corpus, config, tmp_path/'ray', shard_passages=32, progress=False)   # all finished: Ray is not even started
+    # all finished: Ray is not even started
+    again = build_on_ray(corpus, config, tmp_path/'ray', shard_passages=32, progress=False)
     assert (again.shards_kept, again.chunks_encoded) == (4, 0) and not ray.is_initialized()
-    with capsys.disabled(): print(f'\nRay local node: started in {started:.1f} s, built 120 passages on 2 actors in {built:.1f} s')
+    with capsys.disabled():
+        print(f'\nRay local node: started in {started:.1f} s, built 120 passages on 2 actors in {built:.1f} s')

@@ -1,8 +1,9 @@
-"""`voicerag-calibrate` end to end, as a user runs it, over a small index of one's own (hashing encoder, sentence chunks, no reader).
+"""`voicerag-calibrate` end to end, as a user runs it, over a small index of one's own (hashing encoder, sentence
+chunks, no reader).
 
 Too few unanswerable questions are refused before anything is searched, with the language, the count given and the count
-needed; English questions alone fit English only, and the served pipeline judges Hindi questions by the portable abstainer
-(not by the English fit), naming in `Result.meta['abstainer']` which abstainer judged each question."""
+needed; English questions alone fit English only, and the served pipeline judges Hindi questions by the portable
+abstainer (not by the English fit), naming in `Result.meta['abstainer']` which abstainer judged each question."""
 import json, os, subprocess, sys, warnings
 from pathlib import Path
 import pytest
@@ -11,7 +12,7 @@ import voicerag.serving.assembly as serving
 from voicerag.answering.abstain import Abstainer
 from voicerag.core import Config, Passage
 from voicerag.corpus.data import Corpus
-from voicerag.fitting.portable import main
+from voicerag.cli import calibrate as main
 from voicerag.serving.assembly import PORTABLE, build_named_index, calibration_path, load_pipeline
 
 BIN = Path(sys.executable).parent
@@ -32,8 +33,10 @@ def labelled(n_answerable:int, n_unanswerable:int) -> str:
 def home(tmp_path_factory) -> Path:
     "A data home holding the index 'towns': one passage per landmark."
     home = tmp_path_factory.mktemp('home')
-    corpus = Corpus([Passage(f'{n.lower()}.txt', f'The {n} {THINGS[i % 10]} was built in {1800 + 7 * i} by the engineer '
-                             f'{NAMES[(i + 7) % 20]}son. It stands beside the {NAMES[(i + 3) % 20]} river.', 'en', f'{n.lower()}.txt')
+    corpus = Corpus([Passage(f'{n.lower()}.txt',
+                             f'The {n} {THINGS[i % 10]} was built in {1800 + 7 * i} by the engineer '
+                             f'{NAMES[(i + 7) % 20]}son. It stands beside the {NAMES[(i + 3) % 20]} river.', 'en',
+                             f'{n.lower()}.txt')
                      for i, n in enumerate(NAMES)], name='towns')
     build_named_index(config(home), corpus, progress=False)
     return home
@@ -51,23 +54,26 @@ def test_too_few_unanswerable_is_refused_with_the_count_needed(home, tmp_path):
     questions.write_text(labelled(3, 2), encoding='utf-8')
     done = calibrate(home, questions)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip() == ('voicerag-calibrate: en: 2 unanswerable questions given; at least 52 are needed for a '
-                                   '95% upper bound of 5% false answers; add more'), done.stderr
+    assert done.stderr.strip() == ('voicerag-calibrate: en: 2 unanswerable questions given; at least 52 are '
+                                   'needed for a 95% upper bound of 5% false answers; add more'), done.stderr
     assert 'overlap' not in done.stderr and not calibration_path(config(home)).exists()
 
 def test_english_only_leaves_hindi_to_the_portable_abstainer(home, tmp_path, monkeypatch, capsys):
     questions = tmp_path/'english.jsonl'
     questions.write_text(labelled(20, 60), encoding='utf-8')
-    done = calibrate(home, questions)                     # the shipped portable abstainer is for e5, not for the hashing encoder
+    done = calibrate(home, questions)            # the shipped portable abstainer is for e5, not for the hashing encoder
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f'wrote {calibration_path(config(home))}: en: threshold'), done.stdout
-    assert 'voicerag-calibrate: note: no labelled hi questions: hi questions will be judged by the strictest threshold of this fit' in done.stderr
+    assert ('voicerag-calibrate: note: no labelled hi questions: hi questions will be judged by the strictest '
+            'threshold of this fit') in done.stderr
     assert 'since no portable abstainer fits encoder hashing' in done.stderr, done.stderr
     fitted = Abstainer.load(calibration_path(config(home)))
     assert (fitted.name, sorted(fitted.meta['fits'])) == ('towns', ['en'])
 
-    # a portable abstainer for this encoder (the shipped one is for e5): it judges Hindi questions, the English fit English ones
-    portable = Abstainer('logistic', {'en': 0.2, 'hi': 0.9}, fitted.model, {'name': PORTABLE, 'encoder': fitted.meta['encoder'], 'index': '*'})
+    # a portable abstainer for this encoder (the shipped one is for e5): it judges Hindi questions,
+    # the English fit English ones
+    portable = Abstainer('logistic', {'en': 0.2, 'hi': 0.9}, fitted.model,
+                         {'name': PORTABLE, 'encoder': fitted.meta['encoder'], 'index': '*'})
     portable_path = portable.save(tmp_path/'calibration_portable.json')
     monkeypatch.setattr(serving, 'portable_calibration_path', lambda: portable_path)
     with warnings.catch_warnings():
@@ -82,7 +88,8 @@ def test_english_only_leaves_hindi_to_the_portable_abstainer(home, tmp_path, mon
 
     # and voicerag-calibrate says so
     for k in [k for k in os.environ if k.startswith('VOICERAG_')]: monkeypatch.delenv(k)
-    for k, v in dict(VOICERAG_HOME=str(home), VOICERAG_ENCODER='hashing', VOICERAG_CHUNKERS='sentence', VOICERAG_READER='0').items():
+    for k, v in dict(VOICERAG_HOME=str(home), VOICERAG_ENCODER='hashing', VOICERAG_CHUNKERS='sentence',
+                     VOICERAG_READER='0').items():
         monkeypatch.setenv(k, v)
     capsys.readouterr()
     assert main(['--name', 'towns', '--questions', str(questions)]) == 0

@@ -1,9 +1,10 @@
-"""Hindi questions about English-only documents, through the served pipeline of an index of one's own with the real encoder.
+"""Hindi questions about English-only documents, through the served pipeline of an index of one's own with the real
+encoder.
 
-The index holds the English paragraphs of three XQuAD test articles; the Hindi questions of those articles are answerable and
-those of three other articles are out of scope. The portable abstainer (`11a_portable`) must judge every question, let most of
-the answerable ones through and decline most of the out-of-scope ones. Fitted on two-language searches alone, it let 0.035 of
-such answerable questions through (`11a_portable`), which fails here."""
+The index holds the English paragraphs of three XQuAD test articles; the Hindi questions of those articles are
+answerable and those of three other articles are out of scope. The portable abstainer (`11a_portable`) must judge every
+question, let most of the answerable ones through and decline most of the out-of-scope ones. Fitted on two-language
+searches alone, it let 0.035 of such answerable questions through (`11a_portable`), which fails here."""
 from dataclasses import replace
 import pytest
 
@@ -11,7 +12,8 @@ from voicerag.core import Config, State
 from voicerag.corpus.data import Corpus, load_xquad, split_dataset
 from voicerag.serving.assembly import PORTABLE, build_named_index, load_pipeline
 
-INDEXED, OTHER = 3, 3          # test-split articles indexed (English paragraphs only), and articles whose questions are out of scope
+# test-split articles indexed (English paragraphs only), and articles whose questions are out of scope
+INDEXED, OTHER = 3, 3
 
 @pytest.fixture(scope='module')
 def judged(tmp_path_factory) -> dict[bool, list[dict]]:
@@ -20,8 +22,9 @@ def judged(tmp_path_factory) -> dict[bool, list[dict]]:
     articles = sorted(test.queries.groups)
     indexed, other = set(articles[:INDEXED]), set(articles[INDEXED:INDEXED + OTHER])
     config = replace(Config(), index_dir=str(tmp_path_factory.mktemp('home')/'indexes'), index_name='english-only')
-    build_named_index(config, Corpus([p for p in test.corpus if p.lang == 'en' and p.doc_id.rsplit('/', 1)[0] in indexed],
-                                     'english-only'), progress=False)
+    build_named_index(config,
+                      Corpus([p for p in test.corpus if p.lang == 'en' and p.doc_id.rsplit('/', 1)[0] in indexed],
+                             'english-only'), progress=False)
     pipeline = load_pipeline(config)
     out = {True: [], False: []}
     for q in test.queries:

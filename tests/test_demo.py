@@ -1,5 +1,6 @@
-"""`voicerag-demo` on the shared server: its tabs ask one API server, each tab's kernel stays small, and SIGINT or SIGTERM
-sent to the demo process alone (not a terminal's Ctrl-C to the whole group) stops Voila, every kernel and the server.
+"""`voicerag-demo` on the shared server: its tabs ask one API server, each tab's kernel stays small, and SIGINT or
+SIGTERM sent to the demo process alone (not a terminal's Ctrl-C to the whole group) stops Voila, every kernel and the
+server.
 
 The data home holds a default index built with the hashing encoder and the demo uses the mock transcriber, so the test
 measures processes and memory, not models (`test_browser.py` runs the real demo in Chromium)."""
@@ -13,8 +14,8 @@ TAB_LIMIT_MB = 200
 
 def demo_env(home:Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith('VOICERAG_')}
-    return {**env, 'VOICERAG_HOME': str(home), 'VOICERAG_ENCODER': 'hashing', 'VOICERAG_CHUNKERS': 'sentence', 'VOICERAG_READER': '0',
-            'VOICERAG_STT': 'mock', 'PYTHONUNBUFFERED': '1'}
+    return {**env, 'VOICERAG_HOME': str(home), 'VOICERAG_ENCODER': 'hashing', 'VOICERAG_CHUNKERS': 'sentence',
+            'VOICERAG_READER': '0', 'VOICERAG_STT': 'mock', 'PYTHONUNBUFFERED': '1'}
 
 def wait_for_url(process, log:Path, timeout:float=300.0) -> str:
     deadline = time.monotonic() + timeout
@@ -32,8 +33,8 @@ def kernels(family) -> list:
 def test_demo_tabs_share_one_server_and_everything_stops(tmp_path, sig):
     log = tmp_path/'demo.log'
     with open(log, 'w') as out:
-        demo = subprocess.Popen([BIN/'voicerag-demo'], env=demo_env(tmp_path/'home'), stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        demo = subprocess.Popen([BIN/'voicerag-demo'], env=demo_env(tmp_path/'home'), stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
     try:
         url = wait_for_url(demo, log)
         for _ in range(TABS):
@@ -42,13 +43,15 @@ def test_demo_tabs_share_one_server_and_everything_stops(tmp_path, sig):
         family = psutil.Process(demo.pid).children(recursive=True)
         tabs = kernels(family)
         assert len(tabs) == TABS, [p.cmdline() for p in family]
-        servers = [p for p in family if any('voicerag.serving.api' in part for part in p.cmdline())]
+        servers = [p for p in family if any('from voicerag.cli import serve' in part for part in p.cmdline())]
         assert len(servers) == 1, [p.cmdline() for p in family]                 # one pipeline for every tab
         rss_mb = [p.memory_info().rss / 2**20 for p in tabs]
-        print(f'kernel RSS per tab: {", ".join(f"{m:.0f}" for m in rss_mb)} MB; API server {servers[0].memory_info().rss / 2**20:.0f} MB')
+        print(f'kernel RSS per tab: {", ".join(f"{m:.0f}" for m in rss_mb)} MB; API server '
+              f'{servers[0].memory_info().rss / 2**20:.0f} MB')
         assert max(rss_mb) <= TAB_LIMIT_MB, rss_mb
         os.kill(demo.pid, sig)                                                  # the demo process alone
-        assert demo.wait(timeout=90) in (0, -sig)                               # stop_tree's own bound: 2 x (10 + 10 + 5) s
+        # stop_tree's own bound: 2 x (10 + 10 + 5) s
+        assert demo.wait(timeout=90) in (0, -sig)
         _, alive = psutil.wait_procs(family, timeout=10)
         assert not alive, f'left running: {[p.cmdline() for p in alive]}'
     finally:
@@ -56,9 +59,9 @@ def test_demo_tabs_share_one_server_and_everything_stops(tmp_path, sig):
         except ProcessLookupError: pass
 
 
-# `voicerag-demo --text`: a question loop over an index of one's own (built here from a two-row table in about a second),
-# run as a person runs it: questions piped on stdin, or typed on a terminal (a pseudo-terminal) until Ctrl-C, Ctrl-D or an
-# empty line. Each run takes about a second.
+# `voicerag-demo --text`: a question loop over an index of one's own (built here from a two-row table in about a
+# second), run as a person runs it: questions piped on stdin, or typed on a terminal (a pseudo-terminal) until Ctrl-C,
+# Ctrl-D or an empty line. Each run takes about a second.
 TEA = 'key,body\nd1,The first Darjeeling gardens were planted in 1841.\na1,Assam tea grows in the Brahmaputra valley.\n'
 Q1, Q2 = 'Where does Assam tea grow?', 'When were the first Darjeeling gardens planted?'
 
@@ -68,12 +71,14 @@ def tea_env(tmp_path_factory) -> dict:
     home = tmp_path_factory.mktemp('tea')
     (home/'tea.csv').write_text(TEA)
     env = {**demo_env(home/'home'), 'VOICERAG_READER': '0', 'NO_COLOR': '1'}
-    subprocess.run([BIN/'voicerag-build', '--corpus', home/'tea.csv', '--name', 'mine', '--id-col', 'key', '--text-col', 'body'],
+    subprocess.run([BIN/'voicerag-build', '--corpus', home/'tea.csv', '--name', 'mine', '--id-col', 'key',
+                    '--text-col', 'body'],
                    env=env, check=True, capture_output=True, timeout=120)
     return env
 
 def text_demo(env:dict, stdin:bytes) -> subprocess.CompletedProcess:
-    return subprocess.run([BIN/'voicerag-demo', '--text', '--name', 'mine'], input=stdin, env=env, capture_output=True, timeout=120)
+    return subprocess.run([BIN/'voicerag-demo', '--text', '--name', 'mine'], input=stdin, env=env, capture_output=True,
+                          timeout=120)
 
 def test_text_demo_answers_each_piped_question(tea_env):
     done = text_demo(tea_env, f'{Q1}\n\n{Q2}\n'.encode())
@@ -81,16 +86,19 @@ def test_text_demo_answers_each_piped_question(tea_env):
     assert done.returncode == 0 and 'Traceback' not in err, err
     assert out.count('\n> ') == 2, out                                          # both asked, the blank line skipped
     first, second = out.split(f'\n> {Q2}\n')
-    assert first.startswith(f'\n> {Q1}\nstate     answered\n') and 'Brahmaputra valley' in first and 'citation  a1' in first, out
-    assert second.startswith('state     answered\n') and '1841' in second and 'citation  d1' in second and 'timings   ' in second, out
-    assert 'Panthers' not in out and 'पैंथर्स' not in out, out                     # no built-in question asked of this index
+    assert (first.startswith(f'\n> {Q1}\nstate     answered\n') and 'Brahmaputra valley' in first
+            and 'citation  a1' in first), out
+    assert (second.startswith('state     answered\n') and '1841' in second and 'citation  d1' in second
+            and 'timings   ' in second), out
+    assert 'Panthers' not in out and 'पैंथर्स' not in out, out                # no built-in question asked of this index
 
 def test_text_demo_bad_input_on_stdin(tea_env):
     done = text_demo(tea_env, b'caf\xe9?\n' + b'x' * 1_000_000 + f'\n{Q1}\n'.encode())
     out, err = done.stdout.decode(), done.stderr.decode()
-    assert done.returncode == 1 and 'Traceback' not in err, err                 # a line skipped: status 1, the rest answered
+    assert done.returncode == 1 and 'Traceback' not in err, err            # a line skipped: status 1, the rest answered
     assert 'voicerag: line 1 of stdin is not UTF-8 text: skipped' in err, err
-    assert 'state     refused_guardrail\nmessage   The question is too long' in out and '(65,536 characters)' in out, out
+    assert ('state     refused_guardrail\nmessage   The question is too long' in out
+            and '(65,536 characters)' in out), out
     assert f'\n> {Q1}\nstate     answered' in out, out
 
 ANSI = re.compile(r'\x1b\[[0-9;?]*[A-Za-z]|\r')
@@ -110,16 +118,18 @@ def read_until(fd:int, text:str, pattern:str, timeout:float=60.0) -> str:
 def test_text_demo_typed_on_a_terminal(tea_env, end):
     import pty
     master, slave = pty.openpty()
-    demo = subprocess.Popen([BIN/'voicerag-demo', '--text', '--name', 'mine'], stdin=slave, stdout=slave, stderr=subprocess.PIPE,
-                            env=tea_env, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))   # as in a terminal (a background job's is ignored)
+    demo = subprocess.Popen([BIN/'voicerag-demo', '--text', '--name', 'mine'], stdin=slave, stdout=slave,
+                            stderr=subprocess.PIPE, env=tea_env, start_new_session=True,
+                            # as in a terminal (a background job's is ignored)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(slave)
     try:
         shown = read_until(master, '', r"index 'mine', 2 passages\..*\n> $")
         for question, answer in ((Q1, 'Brahmaputra valley'), (Q2, '1841')):
             os.write(master, f'{question}\n'.encode())
-            shown = read_until(master, shown, f'{re.escape(question)}\nstate     answered\n.*{answer}.*\ntimings   [^\n]*\n\n> $')
-        if end == 'ctrl-c': os.kill(demo.pid, signal.SIGINT)                     # what the terminal sends the foreground process
+            shown = read_until(master, shown,
+                               f'{re.escape(question)}\nstate     answered\n.*{answer}.*\ntimings   [^\n]*\n\n> $')
+        if end == 'ctrl-c': os.kill(demo.pid, signal.SIGINT)            # what the terminal sends the foreground process
         else: os.write(master, b'\x04' if end == 'ctrl-d' else b'\n')
         assert demo.wait(timeout=30) == 0
         err = demo.stderr.read().decode()

@@ -16,15 +16,16 @@ from voicerag.core import Config, Result, State
 from voicerag.corpus.data import load_default
 from voicerag.pipeline import Pipeline
 from voicerag.serving.assembly import calibration_path, ensure_index, serving_retriever
-from voicerag.retrieval.rerank import (RERANK_CONFIDENCE, CandidateLists, Reranker, RerankingRetriever, collect_lists, direction_key,
-                             rerank_path)
+from voicerag.retrieval.rerank import (RERANK_CONFIDENCE, CandidateLists, Reranker, RerankingRetriever, collect_lists,
+                                       direction_key, rerank_path)
 
 ASKERS = ('en', 'hi', None)                                  # None: the asker's language is detected from the script
 LANGS = (None, ['en'], ['hi'], ['en', 'hi'], ['hi', 'en'])
 QUESTIONS = ('How many points did the Panthers defense surrender?', 'What is the Saxon Garden in Polish?',
              'Who is the president of France?',                                  # not in either index's articles
              'पैंथर्स डिफ़ेंस ने कितने अंक दिए?', 'पोलिश में सैक्सन गार्डन क्या है?', 'भारत की राजधानी क्या है?')
-SERVED_QUESTIONS = QUESTIONS[0], QUESTIONS[4]      # an asker forced to the other language costs the served e5 a second or two
+# an asker forced to the other language costs the served e5 a second or two
+SERVED_QUESTIONS = QUESTIONS[0], QUESTIONS[4]
 SERVED = Config()
 
 
@@ -32,7 +33,8 @@ SERVED = Config()
 def served_abstainer() -> Abstainer:
     "The abstainer the served pipeline reads (a logistic model on the re-ranker's confidence too)."
     abstainer = Abstainer.load(calibration_path(SERVED))
-    assert abstainer.rule == 'logistic' and 'rerank_top' in abstainer.model.features, 'the served abstainer no longer reads the re-ranker'
+    assert (abstainer.rule == 'logistic'
+            and 'rerank_top' in abstainer.model.features), 'the served abstainer no longer reads the re-ranker'
     return abstainer
 
 
@@ -55,7 +57,8 @@ def small(small_pipeline, served_abstainer) -> dict:
 
 @pytest.fixture(scope='module')
 def served(served_abstainer) -> dict:
-    "The served retriever (`serving_retriever`: the default index, built when missing, and its re-ranker) and the bare one under it."
+    """The served retriever (`serving_retriever`: the default index, built when missing, and its re-ranker) and the bare
+    one under it."""
     folder = ensure_index(SERVED)
     from voicerag.retrieval.encoders import make_encoder
     from voicerag.retrieval.index import load_index
@@ -73,13 +76,15 @@ def problems(pipe:Pipeline, text:str) -> list[str]:
     for lang in ASKERS:
         for langs in LANGS:
             r, where = pipe.ask(text, lang=lang, langs=langs), f'{text!r} lang={lang} langs={langs}'
-            if not (isinstance(r, Result) and isinstance(r.state, State) and r.message): out.append(f'{where}: not a valid Result: {r!r}')
+            if not (isinstance(r, Result) and isinstance(r.state, State) and r.message):
+                out.append(f'{where}: not a valid Result: {r!r}')
             elif r.state == State.error: out.append(f'{where}: error {r.meta.get("error")}: {r.meta.get("detail")}')
             elif r.state == State.answered:
                 c = r.citations[0]
                 if pipe.retriever.index.passages[c.passage_id].text[c.start:c.end] != r.answer or not r.grounded:
                     out.append(f'{where}: the answer is not the cited span')
-            if r.confidence and set(RERANK_CONFIDENCE) & set(r.confidence) != (set(RERANK_CONFIDENCE) if reranks else set()):
+            if r.confidence and (set(RERANK_CONFIDENCE) & set(r.confidence)
+                                 != (set(RERANK_CONFIDENCE) if reranks else set())):
                 out.append(f'{where}: confidence keys {sorted(r.confidence)}')
     return out
 

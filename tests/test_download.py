@@ -1,4 +1,5 @@
-"Resumable, checksummed downloads (voicerag.corpus.data.download), tested only against a local HTTP server on 127.0.0.1."
+"""Resumable, checksummed downloads (voicerag.corpus.data.download), tested only against a local HTTP server on
+127.0.0.1."""
 import hashlib, random
 
 import pyarrow as pa, pyarrow.parquet as pq

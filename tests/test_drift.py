@@ -27,11 +27,12 @@ def test_committed_results_hold_every_headline(committed):
 
 
 def test_drift_sees_any_move_beyond_the_tolerance(committed):
-    """The comparison itself (`evaluate.drift`, which `voicerag-eval --check` uses too), on the committed file: equal passes;
-    a move past the tolerance either way, or new questions, fail."""
+    """The comparison itself (`evaluate.drift`, which `voicerag-eval --check` uses too), on the committed file: equal
+    passes; a move past the tolerance either way, or new questions, fail."""
     assert drift(committed, committed) == []
     path = HEADLINES[-1]
-    for change, flagged in ((DRIFT_TOLERANCE / 2, False), (-DRIFT_TOLERANCE / 2, False), (2 * DRIFT_TOLERANCE, True), (-2 * DRIFT_TOLERANCE, True)):
+    for change, flagged in ((DRIFT_TOLERANCE / 2, False), (-DRIFT_TOLERANCE / 2, False), (2 * DRIFT_TOLERANCE, True),
+                            (-2 * DRIFT_TOLERANCE, True)):
         moved = copy.deepcopy(committed)
         headline(moved, path)['mean'] += change
         assert bool(drift(committed, moved)) == flagged, (change, drift(committed, moved))
@@ -44,10 +45,11 @@ def test_same_system_as_committed(committed, fresh):
     assert fresh['config'] == committed['config'], 'the committed results were measured with another configuration'
     assert fresh['reranker'] == committed['reranker'], 'the committed results were measured with another re-ranker'
     assert fresh['abstainer'] == committed['abstainer'], 'the committed results were measured with another abstainer'
-    assert fresh['answerer'] == committed['answerer'], 'the committed results were measured with another reader or answerability model'
+    assert fresh['answerer'] == committed['answerer'], ('the committed results were measured with another reader or '
+                                                        'answerability model')
 
 
 def test_every_headline_as_committed(committed, fresh):
     problems = drift(committed, fresh)
-    assert not problems, ('the served system no longer gives the committed results (`make eval` if the change is meant):\n'
-                          + '\n'.join(problems))
+    assert not problems, ('the served system no longer gives the committed results (`make eval` if the change '
+                          'is meant):\n' + '\n'.join(problems))

@@ -17,10 +17,14 @@ from voicerag.answering.generate import (DISCLAIMERS, SENTINEL, AnthropicClient,
                                Unanswerable, generate_grounded, generate_open)
 from voicerag.answering.guardrails import check_grounding
 
-KEYS = {'GROQ_API_KEY': 'gsk_SECRET_groq_test_key_7f3a9c51', 'ANTHROPIC_API_KEY': 'sk-ant-SECRET-anthropic-test-key-2b8e1d44'}
-EN = Passage('xquad/00/0@en', 'The Panthers defense gave up just 308 points, ranking sixth in the league.', 'en', 'xquad/00/0', 'Super_Bowl_50')
-HI = Passage('xquad/00/0@hi', 'पैंथर्स की डिफ़ेन्स ने लीग में केवल 308 अंक दिए और छठे स्थान पर रहे।', 'hi', 'xquad/00/0', 'Super_Bowl_50')
-OTHER = Passage('xquad/00/1@en', 'The Broncos defense ranked first in the NFL in yards allowed.', 'en', 'xquad/00/1', 'Super_Bowl_50')
+KEYS = {'GROQ_API_KEY': 'gsk_SECRET_groq_test_key_7f3a9c51',
+        'ANTHROPIC_API_KEY': 'sk-ant-SECRET-anthropic-test-key-2b8e1d44'}
+EN = Passage('xquad/00/0@en', 'The Panthers defense gave up just 308 points, ranking sixth in the league.', 'en',
+             'xquad/00/0', 'Super_Bowl_50')
+HI = Passage('xquad/00/0@hi', 'पैंथर्स की डिफ़ेन्स ने लीग में केवल 308 अंक दिए और छठे स्थान पर रहे।', 'hi',
+             'xquad/00/0', 'Super_Bowl_50')
+OTHER = Passage('xquad/00/1@en', 'The Broncos defense ranked first in the NFL in yards allowed.', 'en', 'xquad/00/1',
+                'Super_Bowl_50')
 QUESTION = 'How many points did the Panthers defense surrender?'
 
 
@@ -98,7 +102,8 @@ def test_request_shape(provider, client, server, keys):
         assert req.headers['authorization'] == 'Bearer ' + keys['GROQ_API_KEY']
         assert [m['role'] for m in body['messages']] == ['system', 'user']
         system, user = (m['content'] for m in body['messages'])
-        assert body['model'] == 'openai/gpt-oss-20b' and body['temperature'] == 0.0 and body['max_completion_tokens'] > 0
+        assert (body['model'] == 'openai/gpt-oss-20b' and body['temperature'] == 0.0
+                and body['max_completion_tokens'] > 0)
         assert SENTINEL in system
     else:
         assert req.headers['anthropic-version'] == '2023-06-01'
@@ -107,9 +112,11 @@ def test_request_shape(provider, client, server, keys):
         assert body['tool_choice'] == {'type': 'tool', 'name': 'grounded_answer'}
         schema = body['tools'][0]['input_schema']
         assert body['tools'][0]['name'] == 'grounded_answer'
-        assert schema['required'] == ['answer', 'supported', 'citations'] and schema['properties']['supported']['type'] == 'boolean'
+        assert (schema['required'] == ['answer', 'supported', 'citations']
+                and schema['properties']['supported']['type'] == 'boolean')
     assert 'Answer in English' in system and 'not instructions' in system
-    assert user.startswith('Passages:\n\n[1] (Super_Bowl_50) The Panthers') and '\n\n[2] ' in user and user.endswith('Question: ' + QUESTION)
+    assert (user.startswith('Passages:\n\n[1] (Super_Bowl_50) The Panthers') and '\n\n[2] ' in user
+            and user.endswith('Question: ' + QUESTION))
 
 def test_key_is_read_at_call_time(provider, client, server, monkeypatch):
     monkeypatch.setenv(provider.key_env, 'first-key-value')
@@ -128,16 +135,19 @@ def test_grounded_answer_with_located_citation(provider, client, server):
     assert isinstance(a, Answer) and (a.method, a.lang) == ('generative', 'en')
     assert a.text == 'The Panthers defense gave up just 308 points.'
     (c,) = a.citations
-    assert (c.passage_id, c.lang) == (EN.id, 'en') and EN.text[c.start:c.end] == 'The Panthers defense gave up just 308 points'
+    assert ((c.passage_id, c.lang) == (EN.id, 'en')
+            and EN.text[c.start:c.end] == 'The Panthers defense gave up just 308 points')
     m = a.meta
-    assert (m['provider'], m['attempts'], m['cited'], m['uncited'], m['spans_located']) == (provider.name, 1, [1], False, 1)
+    assert ((m['provider'], m['attempts'], m['cited'], m['uncited'], m['spans_located'])
+            == (provider.name, 1, [1], False, 1))
     assert m['llm_ms'] > 0 and m['own_ms'] > 0 and m['usage']
     assert m['own_ms'] == pytest.approx(m['prompt_ms'] + m['decode_ms'] + m['parse_ms'])
 
 def test_hindi_answer_cites_hindi_span(provider, client, server):
     server.script(provider.path, provider.answer('पैंथर्स की डिफ़ेन्स ने लीग में केवल 308 अंक दिए', [1]))
     a = generate_grounded(client, 'पैंथर्स की डिफ़ेन्स ने कितने अंक दिए?', [HI], 'hi')
-    assert 'Answer in Hindi' in (server.requests[0].json.get('system') or server.requests[0].json['messages'][0]['content'])
+    assert 'Answer in Hindi' in (server.requests[0].json.get('system')
+                                 or server.requests[0].json['messages'][0]['content'])
     (c,) = a.citations
     assert HI.text[c.start:c.end] == 'पैंथर्स की डिफ़ेन्स ने लीग में केवल 308 अंक दिए' and c.lang == 'hi'
 
@@ -163,7 +173,8 @@ def test_sentinel_with_text_is_still_unanswerable(provider, client, server):
     assert isinstance(generate_grounded(client, 'Who won the 1998 World Cup?', [EN], 'en'), Unanswerable)
 
 def test_answer_missing_the_sentinel_is_returned_uncited(provider, client, server):
-    "The passages do not answer, the model answers anyway and cites nothing: returned, flagged, for the grounding check."
+    """The passages do not answer, the model answers anyway and cites nothing: returned, flagged, for the grounding
+    check."""
     server.script(provider.path, provider.answer('France won the 1998 World Cup', []))
     a = generate_grounded(client, 'Who won the 1998 World Cup?', [EN, OTHER], 'en')
     assert isinstance(a, Answer) and a.text == 'France won the 1998 World Cup.'
@@ -174,7 +185,7 @@ def test_number_not_in_passages_is_returned_as_said(provider, client, server):
     server.script(provider.path, provider.answer('The Panthers defense gave up 412 points', [1]))
     a = generate_grounded(client, QUESTION, [EN, OTHER], 'en')
     assert '412' in a.text and [c.passage_id for c in a.citations] == [EN.id]
-    v = check_grounding(a.text, [EN.text])                                             # that check, on the cited passage
+    v = check_grounding(a.text, [EN.text])                                            # that check, on the cited passage
     assert (v.reason, v.facts) == ('number_not_in_source', {'missing': ['412']})
 
 def test_structured_reply_with_missing_field_is_malformed(server, keys):
@@ -183,7 +194,8 @@ def test_structured_reply_with_missing_field_is_malformed(server, keys):
         assert (e.kind, n) == ('malformed', 1) and 'supported' in e.details['problem']
         e, _ = fail(ANTHROPIC, server, claude, AnthropicAPI.ok_text('plain text instead of the tool'))
         assert e.kind == 'malformed' and 'tool_use' in e.details['problem']
-        e, _ = fail(ANTHROPIC, server, claude, AnthropicAPI.ok_tool({'answer': 'x', 'supported': 'yes', 'citations': [1]}))
+        e, _ = fail(ANTHROPIC, server, claude,
+                    AnthropicAPI.ok_tool({'answer': 'x', 'supported': 'yes', 'citations': [1]}))
         assert e.kind == 'malformed'
 
 def test_empty_answer_is_malformed(provider, client, server):
@@ -193,7 +205,8 @@ def test_empty_answer_is_malformed(provider, client, server):
 
 # ---- the open-knowledge fallback ---------------------------------------------------------------
 
-@pytest.mark.parametrize('lang, model_text', [('en', 'France won the 1998 World Cup.'), ('hi', 'फ़्रांस ने 1998 का विश्व कप जीता था।')])
+@pytest.mark.parametrize('lang, model_text',
+                         [('en', 'France won the 1998 World Cup.'), ('hi', 'फ़्रांस ने 1998 का विश्व कप जीता था।')])
 def test_open_answer_has_disclaimer_and_no_citations(provider, client, server, lang, model_text):
     server.script(provider.path, provider.plain(model_text))
     a = generate_open(client, 'Who won the 1998 World Cup?', lang)
@@ -224,12 +237,14 @@ def test_401_fails_at_once(provider, client, server):
     assert isinstance(e, VoiceragError) and not e.retryable
 
 def test_429_is_retried_once_then_reported(provider, client, server):
-    e, n = fail(provider, server, client, provider.error(429, 'slow down', 0.05), provider.error(429, 'slow down', 0.05))
+    e, n = fail(provider, server, client, provider.error(429, 'slow down', 0.05),
+                provider.error(429, 'slow down', 0.05))
     assert (e.kind, n, e.details['retry_after'], e.details['attempts']) == ('rate_limited', 2, 0.05, 2)
     assert 'try again in a moment' in str(e) and 'थोड़ी देर में' in e.user_message('hi')
 
 def test_429_then_success_recovers(provider, client, server):
-    server.script(provider.path, provider.error(429, 'slow down', 0.05), provider.answer('The Panthers defense gave up just 308 points', [1]))
+    server.script(provider.path, provider.error(429, 'slow down', 0.05),
+                  provider.answer('The Panthers defense gave up just 308 points', [1]))
     a = generate_grounded(client, QUESTION, [EN], 'en')
     assert a.meta['attempts'] == 2 and a.meta['llm_ms'] >= 50          # the wait is model time, not ours
 
@@ -241,7 +256,8 @@ def test_429_with_long_retry_after_fails_at_once(provider, client, server):
 def test_server_error_is_retried_once(provider, client, server, status):
     e, n = fail(provider, server, client, provider.error(status, 'boom'), provider.error(status, 'boom'))
     assert (e.kind, n, e.details['status']) == ('server', 2, status)
-    server.clear(); server.script(provider.path, provider.error(status, 'boom'), provider.answer('The Panthers defense gave up just 308 points', [1]))
+    server.clear(); server.script(provider.path, provider.error(status, 'boom'),
+                                  provider.answer('The Panthers defense gave up just 308 points', [1]))
     assert generate_grounded(client, QUESTION, [EN], 'en').meta['attempts'] == 2
 
 def test_other_4xx_is_rejected_without_retry(provider, client, server):
@@ -268,7 +284,8 @@ def test_network_error_is_retried_once(provider, keys):
     fake = type('Dead', (), {'url': f'http://127.0.0.1:{port}'})()
     with provider.make(fake, timeout=0.5, backoff=0.01) as c:
         with pytest.raises(GenerationError) as info: generate_open(c, 'q', 'en')
-    assert (info.value.kind, info.value.details['attempts'], info.value.details['cause']) == ('network', 2, 'ConnectError')
+    assert ((info.value.kind, info.value.details['attempts'], info.value.details['cause'])
+            == ('network', 2, 'ConnectError'))
 
 def test_missing_key_is_a_config_error_naming_the_variable(provider, client, server, monkeypatch):
     monkeypatch.delenv(provider.key_env)
@@ -302,21 +319,26 @@ def test_key_never_appears_in_errors_meta_or_logs(caplog, capsys, keys, server):
     for provider in PROVIDERS:
         with provider.make(server, timeout=0.3, max_retry_wait=0.5, backoff=0.01) as client:
             seen.append(repr(client))
-            failures = [(_echo(provider, 401),), (_echo(provider, 403),), (_echo(provider, 429, 0.01), _echo(provider, 429, 0.01)),
-                        (_echo(provider, 429, 60),), (_echo(provider, 500), _echo(provider, 503)), (_echo(provider, 400),),
+            failures = [(_echo(provider, 401),), (_echo(provider, 403),),
+                        (_echo(provider, 429, 0.01), _echo(provider, 429, 0.01)),
+                        (_echo(provider, 429, 60),), (_echo(provider, 500), _echo(provider, 503)),
+                        (_echo(provider, 400),),
                         (slow(provider.answer('late', [1]), 5),), (malformed_json(),), (provider.missing_fields(),)]
             for replies in failures:
-                for call in (lambda: generate_grounded(client, QUESTION, [EN, OTHER], 'en'), lambda: generate_open(client, 'q', 'hi')):
+                for call in (lambda: generate_grounded(client, QUESTION, [EN, OTHER], 'en'),
+                             lambda: generate_open(client, 'q', 'hi')):
                     e, _ = fail(provider, server, client, *replies, call=call)
                     seen += [str(e), repr(e), e.user_message('hi'), json.dumps(e.details, default=str), repr(e.details),
                              ''.join(traceback.format_exception(e))]
-            for reply, call in [(provider.answer('The Panthers defense gave up just 308 points', [1]), lambda: generate_grounded(client, QUESTION, [EN], 'en')),
+            for reply, call in [(provider.answer('The Panthers defense gave up just 308 points', [1]),
+                                 lambda: generate_grounded(client, QUESTION, [EN], 'en')),
                                 (provider.unanswerable(), lambda: generate_grounded(client, QUESTION, [EN], 'en')),
                                 (provider.plain('France won.'), lambda: generate_open(client, 'q', 'en'))]:
                 server.clear(); server.script(provider.path, reply)
                 out = call()
                 seen += [repr(out), json.dumps(out.meta, default=str)]
-            assert any(keys[provider.key_env] in r.headers.get(provider.auth_header, '') for r in server.requests)   # it was sent
+            # it was sent
+            assert any(keys[provider.key_env] in r.headers.get(provider.auth_header, '') for r in server.requests)
     captured = capsys.readouterr()
     seen += [caplog.text, captured.out, captured.err]
     assert caplog.records, 'logging was captured'

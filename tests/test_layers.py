@@ -1,17 +1,19 @@
-"""The layer picture in nbs/index.ipynb (and so the README) matches the imports. Its rows name the package's folders
-(`retrieval`) and top-level modules (`pipeline`), bottom layer first; every import inside the package goes to the same or
-a lower layer, there are no cycles between modules, and every folder and module is listed once."""
-import ast, json, re
+"""The layer picture in nbs/architecture.md (the docs' architecture page) matches the imports. Its rows name the
+package's folders (`retrieval`) and top-level modules (`pipeline`), bottom layer first; every import inside the package
+goes to the same or a lower layer, there are no cycles between modules, and every folder and module is listed once."""
+import ast, re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT/'voicerag'
 
+LAYERS_PAGE = ROOT/'nbs'/'architecture.md'                    # the docs' architecture page
+
 def layer_table() -> list[list[str]]:
-    "The folders and modules of each row of the `| layer | packages and modules |` table in nbs/index.ipynb, bottom first."
-    nb = json.loads((ROOT/'nbs'/'index.ipynb').read_text(encoding='utf-8'))
-    lines = '\n'.join(''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'markdown').splitlines()
-    start = next(i for i, line in enumerate(lines) if re.fullmatch(r'\|\s*layer\s*\|\s*packages and modules\s*\|', line.strip()))
+    "The folders and modules of each row of the `| layer | packages and modules |` table in LAYERS_PAGE, bottom first."
+    lines = LAYERS_PAGE.read_text(encoding='utf-8').splitlines()
+    header = re.compile(r'\|\s*layer\s*\|\s*packages and modules\s*\|')
+    start = next(i for i, line in enumerate(lines) if header.fullmatch(line.strip()))
     rows = []
     for line in lines[start + 2:]:                            # past the header and its |---|---| line
         if not line.startswith('|'): break
@@ -34,7 +36,8 @@ def imports_of(name:str) -> set[str]:
     for node in ast.walk(ast.parse((PKG/(name.replace('.', '/') + '.py')).read_text(encoding='utf-8'))):
         if isinstance(node, ast.ImportFrom):
             if node.level: found |= target(here[:len(here) - node.level + 1], node)
-            elif (node.module or '').split('.')[0] == 'voicerag': found |= target([], node) | {node.module[len('voicerag.'):]}
+            elif (node.module or '').split('.')[0] == 'voicerag':
+                found |= target([], node) | {node.module[len('voicerag.'):]}
         elif isinstance(node, ast.Import):
             found |= {a.name[len('voicerag.'):] for a in node.names if a.name.startswith('voicerag.')}
     return (found & modules()) - {name}
@@ -45,7 +48,8 @@ def test_every_folder_and_module_in_exactly_one_layer():
     listed = [u for row in layer_table() for u in row]
     units = {unit(m) for m in modules()}
     assert len(layer_table()) >= 2 and len(listed) == len(set(listed)), f'listed twice: {listed}'
-    assert set(listed) == units, f'not listed: {sorted(units - set(listed))}; listed but absent: {sorted(set(listed) - units)}'
+    assert set(listed) == units, (f'not listed: {sorted(units - set(listed))}; '
+                                  f'listed but absent: {sorted(set(listed) - units)}')
 
 def test_the_walker_sees_function_level_and_relative_imports():
     assert 'serving.assembly' in imports_of('serving.app') and 'metrics' in imports_of('answering.answerability')
@@ -55,7 +59,7 @@ def test_imports_go_to_the_same_or_a_lower_layer():
     layer = layer_of()
     upward = [f'{m} (layer {layer[unit(m)] + 1}) imports {t} (layer {layer[unit(t)] + 1})'
               for m in sorted(modules()) for t in sorted(imports_of(m)) if layer[unit(t)] > layer[unit(m)]]
-    assert not upward, 'imports against the layers of nbs/index.ipynb:\n' + '\n'.join(upward)
+    assert not upward, 'imports against the layers of nbs/architecture.md:\n' + '\n'.join(upward)
 
 def test_no_import_cycles():
     graph = {m: imports_of(m) for m in modules()}

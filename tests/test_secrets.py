@@ -30,7 +30,8 @@ def test_no_key_in_notebook_outputs(nb_path):
     assert planted, 'expected the notebooks to plant fake keys; the scan would be vacuous'
     for i, text in _outputs(nb_path):
         assert not any(k in text for k in planted), f'{nb_path.name} cell {i}: a planted key is in a saved output'
-        assert not KEY_SHAPES.search(text), f'{nb_path.name} cell {i}: something shaped like an API key is in a saved output'
+        assert not KEY_SHAPES.search(text), (f'{nb_path.name} cell {i}: something shaped like an API key is in a '
+                                             f'saved output')
 
 def test_scan_detects_a_leak(tmp_path):
     "The scan itself must be able to fail: a notebook with a key in its output is caught."
@@ -60,14 +61,16 @@ def test_pipeline_result_and_logs_hold_no_key(monkeypatch, caplog):
     with fake_llm_server() as server:
         client = GroqClient(base_url=server.url + '/openai/v1', timeout=2)
         pipe = Pipeline(retriever, Thresholds(top_score={'default': 0.999}), open_llm=client)
-        server.script(GroqAPI.PATH, GroqAPI.ok('An answer from general knowledge.'), GroqAPI.error(401, 'bad key ' + key))
+        server.script(GroqAPI.PATH, GroqAPI.ok('An answer from general knowledge.'),
+                      GroqAPI.error(401, 'bad key ' + key))
         question = 'Who won Super Bowl 50? quokka-marker'
         results = [pipe.ask(question), pipe.ask(question)]
     assert [r.state.value for r in results] == ['answered_open_llm', 'error']
     dumped = json.dumps([r.to_dict() for r in results], ensure_ascii=False, default=str)
     assert key not in dumped and key not in repr(results)
     requests = [r for r in caplog.records if r.name == 'voicerag.pipeline' and hasattr(r, 'voicerag')]
-    assert [r.voicerag['state'] for r in requests] == ['answered_open_llm', 'error'], caplog.text    # the logs were captured: the check below is not vacuous
+    # the logs were captured: the check below is not vacuous
+    assert [r.voicerag['state'] for r in requests] == ['answered_open_llm', 'error'], caplog.text
     assert [r.voicerag['request_id'] for r in requests] == [r.meta['request_id'] for r in results]
     logged = caplog.text + json.dumps([r.voicerag for r in requests], ensure_ascii=False, default=str)
     assert key not in logged

@@ -1,4 +1,5 @@
-"""voicerag.voice.stt against the local fake server (voicerag.fakes) for Sarvam and ElevenLabs, and against bad recordings.
+"""voicerag.voice.stt against the local fake server (voicerag.fakes) for Sarvam and ElevenLabs, and against bad
+recordings.
 
 Every HTTP failure case runs on both cloud services: what is retried (429 with a short Retry-After, 5xx, timeouts,
 an unreachable server) and what is not (a rejected key, a malformed or incomplete reply), counted in requests the
@@ -16,9 +17,10 @@ import pytest
 from voicerag.core import Config, State, VoiceragError
 from voicerag.fakes import ElevenLabsAPI, FakeServer, Reply, SarvamAPI, fake_stt_server, malformed_json, slow, speak
 from voicerag.httpshared import BACKOFF_S, MAX_RETRY_WAIT_S, RETRIES, TIMEOUT_S
-from voicerag.voice.stt import (SAMPLE_RATE, SPEECH_TIMEOUT_S, WHISPER_BASE_SHA256, ElevenLabsTranscriber, MockTranscriber,
-                          SarvamTranscriber, STTError, Transcriber, Transcript, WhisperTranscriber, assemble_whisper_base,
-                          check_audio, decode_audio, encode_audio, make_transcriber, sha256_file, tone, whisper_base_sources)
+from voicerag.voice.stt import (SAMPLE_RATE, SPEECH_TIMEOUT_S, WHISPER_BASE_SHA256, ElevenLabsTranscriber,
+                                MockTranscriber, SarvamTranscriber, STTError, Transcriber, Transcript,
+                                WhisperTranscriber, assemble_whisper_base, check_audio, decode_audio, encode_audio,
+                                make_transcriber, sha256_file, tone, whisper_base_sources)
 
 KEYS = {'SARVAM_API_KEY': 'sarvam_SECRET_test_key_91c2', 'ELEVENLABS_API_KEY': 'xi_SECRET_elevenlabs_key_4d7e'}
 
@@ -41,12 +43,14 @@ class Service:
 
 SARVAM = Service('sarvam', SarvamAPI.PATH, 'SARVAM_API_KEY', 'api-subscription-key',
                  lambda srv, **kw: SarvamTranscriber(base_url=srv.url, **kw),
-                 lambda status, message='error', retry_after=None: SarvamAPI.error(status, message, retry_after=retry_after),
+                 lambda status, message='error', retry_after=None:
+                     SarvamAPI.error(status, message, retry_after=retry_after),
                  SarvamAPI.rate_limited, SarvamAPI.ok, SarvamAPI.missing_fields, 'language_code', 'hi-IN',
                  (SarvamAPI.TEXTS['hi-IN'], 'hi'))                       # 'unknown' reads as Hindi
 ELEVENLABS = Service('elevenlabs', ElevenLabsAPI.PATH, 'ELEVENLABS_API_KEY', 'xi-api-key',
                      lambda srv, **kw: ElevenLabsTranscriber(base_url=srv.url, **kw),
-                     lambda status, message='error', retry_after=None: ElevenLabsAPI.error(status, message, retry_after=retry_after),
+                     lambda status, message='error', retry_after=None:
+                         ElevenLabsAPI.error(status, message, retry_after=retry_after),
                      ElevenLabsAPI.rate_limited, ElevenLabsAPI.ok, ElevenLabsAPI.missing_fields, 'language_code', 'hi',
                      (ElevenLabsAPI.TEXTS['eng'], 'en'))                 # its default is English
 
@@ -90,7 +94,8 @@ def test_success(service, client, server, speech, keys):
     assert (t.text, t.lang) == service.unasked and t.ms > 0
     (req,) = server.requests_to(service.path)
     assert req.headers[service.key_header] == keys[service.key_env]
-    assert (req.form['file'].data, req.form['file'].content_type, req.form['file'].filename) == (speech, 'audio/wav', 'recording.wav')
+    assert ((req.form['file'].data, req.form['file'].content_type, req.form['file'].filename)
+            == (speech, 'audio/wav', 'recording.wav'))
 
 def test_language_is_sent_and_read_back(service, client, server, speech):
     t = client.transcribe(speech, 'hi')
@@ -240,13 +245,15 @@ def test_whisper_hears_no_words_in_a_tone():
 
 
 def test_whisper_stream_at_real_time():
-    "Chunks fed at 1x, as a microphone sends them: partial text while speaking, the hands-free stop within 1 s, every feed returning at once."
+    """Chunks fed at 1x, as a microphone sends them: partial text while speaking, the hands-free stop within 1 s, every
+    feed returning at once."""
     from voicerag.voice.stt import open_stream
-    spoken = decode_audio(speak('How many points did the Panthers defense surrender in the whole season?', 'en'))     # about 4 s
+    # about 4 s
+    spoken = decode_audio(speak('How many points did the Panthers defense surrender in the whole season?', 'en'))
     heard = np.concatenate([np.zeros(SAMPLE_RATE // 2, np.float32), spoken, np.zeros(SAMPLE_RATE, np.float32)])
     pcm, n = (np.clip(heard, -1, 1) * 32767).astype('<i2').tobytes(), SAMPLE_RATE // 4 * 2           # 250 ms chunks
     stt = WhisperTranscriber()
-    stt._whisper()                                                             # loaded before the clock starts, as in a server
+    stt._whisper()                                                      # loaded before the clock starts, as in a server
     stream, states, feed_s, t0 = open_stream(stt, 'en'), [], [], time.perf_counter()
     for i in range(0, len(pcm), n):
         time.sleep(max(0.0, t0 + (i + n) / 2 / SAMPLE_RATE - time.perf_counter()))
@@ -263,7 +270,8 @@ def test_whisper_stream_at_real_time():
 
 
 def test_http_defaults_come_from_httpshared(service):
-    "One source of truth: the speech clients' retry settings are the shared ones; the timeout is derived, for the reason in 15_stt."
+    """One source of truth: the speech clients' retry settings are the shared ones; the timeout is derived, for the
+    reason in 15_stt."""
     client = (SarvamTranscriber if service is SARVAM else ElevenLabsTranscriber)()
     assert (client.retries, client.backoff, client.max_retry_wait) == (RETRIES, BACKOFF_S, MAX_RETRY_WAIT_S)
     assert client.timeout == SPEECH_TIMEOUT_S == TIMEOUT_S / (1 + RETRIES)

@@ -1,14 +1,14 @@
-"""Installed, not only checked out: build the wheel, install it into a fresh virtual environment outside the checkout, and
-run `voicerag-build` and `voicerag-ask` there with `VOICERAG_HOME` pointing at an empty folder.
+"""Installed, not only checked out: build the wheel, install it into a fresh virtual environment outside the checkout,
+and run `voicerag-build` and `voicerag-ask` there with `VOICERAG_HOME` pointing at an empty folder.
 
-It checks what only an installed package can get wrong: the vendored data, the demo notebook and the fitted models are in
-the wheel, an index is written into the data home (never into site-packages), and nothing is read from the checkout.
+It checks what only an installed package can get wrong: the vendored data, the demo notebook and the fitted models are
+in the wheel, an index is written into the data home (never into site-packages), and nothing is read from the checkout.
 
 The fresh environment sees the dependencies that `make install` put into this checkout's venv (one `.pth` line, not
 processed as a site folder, so the checkout's editable install stays invisible) and gets the wheel itself without them;
 `pip check` then proves every requirement the wheel declares is met. Resolving those requirements from PyPI is what
-`make install` does in every CI run. The default index is copied from the checkout (built there when missing) rather than
-built a second time; a small corpus is built by the installed `voicerag-build` into the data home."""
+`make install` does in every CI run. The default index is copied from the checkout (built there when missing) rather
+than built a second time; a small corpus is built by the installed `voicerag-build` into the data home."""
 import json, os, shutil, subprocess, sys
 from pathlib import Path
 import pytest
@@ -19,7 +19,8 @@ QUESTION = 'How many points did the Panthers defense surrender?'
 def run(args, cwd, env=None, timeout=900) -> subprocess.CompletedProcess:
     "Run `args`, failing the test with its output when it exits non-zero."
     done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, f'{" ".join(map(str, args))} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}'
+    assert done.returncode == 0, (f'{" ".join(map(str, args))} exited '
+                                  f'{done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}')
     return done
 
 def clean_env(venv:Path, home:Path) -> dict:
@@ -44,11 +45,13 @@ def default_index() -> Path:
 def installed(tmp_path_factory):
     "A fresh venv outside the checkout with the wheel built from it installed: (venv, home, work folder, environment)."
     tmp = tmp_path_factory.mktemp('wheel')
-    run([sys.executable, '-m', 'pip', 'wheel', '--quiet', '--no-deps', '--no-build-isolation', '-w', tmp/'dist', ROOT], cwd=ROOT)
+    run([sys.executable, '-m', 'pip', 'wheel', '--quiet', '--no-deps', '--no-build-isolation', '-w', tmp/'dist', ROOT],
+        cwd=ROOT)
     wheel, = (tmp/'dist').glob('voicerag-*.whl')
     venv, home, work = tmp/'venv', tmp/'home', tmp/'work'
     work.mkdir()
-    run([sys.executable, '-m', 'venv', '--without-pip', venv], cwd=work)      # pip, like every dependency, comes from the .pth
+    # pip, like every dependency, comes from the .pth
+    run([sys.executable, '-m', 'venv', '--without-pip', venv], cwd=work)
     (site_packages(venv)/'checkout-dependencies.pth').write_text(str(site_packages(Path(sys.prefix))) + '\n')
     env = clean_env(venv, home)
     pip = [venv/'bin'/'python', '-m', 'pip', '--disable-pip-version-check']
@@ -61,13 +64,15 @@ def test_the_installed_package_reads_nothing_from_the_checkout(installed):
     venv, home, work, env = installed
     probe = ('import json, voicerag, voicerag.paths as p; print(json.dumps({"package": voicerag.__file__, '
              '"checkout": str(p.checkout_root()), "data": str(p.data_dir()), "home": str(p.home()), '
-             '"demo": p.demo_notebook().is_file(), "models": sorted(f.name for f in p.package_file("models").iterdir())}))')
+             '"demo": p.demo_notebook().is_file(), "models": sorted(f.name for f in '
+             'p.package_file("models").iterdir())}))')
     where = json.loads(run([venv/'bin'/'python', '-c', probe], cwd=work, env=env).stdout)
     site = site_packages(venv)
     assert Path(where['package']).is_relative_to(site) and where['checkout'] == 'None', where
     assert Path(where['data']) == site/'voicerag'/'_data' and (Path(where['data'])/'xquad.en.json.gz').is_file(), where
     assert where['home'] == str(home) and where['demo'], where
-    assert {'answerability.json', 'calibration.json', 'calibration_portable.json', 'reading.json', 'reading.npz', 'rerank.json'} <= set(where['models']), where
+    assert {'answerability.json', 'calibration.json', 'calibration_portable.json', 'reading.json', 'reading.npz',
+            'rerank.json'} <= set(where['models']), where
 
 def test_build_then_ask_in_the_data_home(installed, tmp_path):
     venv, home, work, env = installed
@@ -77,11 +82,14 @@ def test_build_then_ask_in_the_data_home(installed, tmp_path):
     built = run([venv/'bin'/'voicerag-build', '--corpus', corpus, '--name', 'tea'], cwd=work, env=env)
     assert (home/'indexes'/'tea'/'manifest.json').is_file(), built.stdout
     site = site_packages(venv)
-    assert not (site/'indexes').exists() and not any(site.glob('voicerag/**/manifest.json')), 'an index was written into site-packages'
-    kept = run([venv/'bin'/'voicerag-build', '--if-missing'], cwd=work, env=env)          # the copied default index is found there
+    assert (not (site/'indexes').exists()
+            and not any(site.glob('voicerag/**/manifest.json'))), 'an index was written into site-packages'
+    # the copied default index is found there
+    kept = run([venv/'bin'/'voicerag-build', '--if-missing'], cwd=work, env=env)
     assert 'is there already' in kept.stdout, kept.stdout + kept.stderr
     result = json.loads(run([venv/'bin'/'voicerag-ask', '--json', QUESTION], cwd=work, env=env).stdout)
     assert result['state'] == 'answered' and result['answer'] == '308', result
     assert result['citations'][0]['passage_id'] == 'xquad/00/0@en', result
-    assert result['meta']['abstainer']['rule'] == 'logistic', result['meta']   # the shipped abstainer was found and applied
+    # the shipped abstainer was found and applied
+    assert result['meta']['abstainer']['rule'] == 'logistic', result['meta']
     assert 'rerank_top' in result['confidence'] and 'answerability' in result['confidence'], result['confidence']

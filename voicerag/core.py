@@ -5,18 +5,21 @@
 # %% ../nbs/00_core.ipynb #90006f34
 from __future__ import annotations
 import argparse, json, logging, os, socket, sys, tempfile, threading, time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, asdict, fields, is_dataclass, replace
 import tomllib
 from enum import Enum
 from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 # %% auto #0
 __all__ = ['LOG_INTERVAL', 'SEARCH_THREADS', 'LOG_FORMAT', 'VoiceragError', 'DataError', 'Passage', 'Chunk', 'Hit', 'Citation',
-           'Answer', 'State', 'plain', 'Result', 'answer_in_context', 'StageTimer', 'progress_bar', 'search_pool',
-           'concurrently', 'atomic_write', 'atomic_write_json', 'Config', 'config_parser', 'config_from', 'JsonLines',
-           'configure_logging', 'run_main', 'free_port']
+           'Answer', 'State', 'plain', 'Result', 'answer_in_context', 'IndexLike', 'EncoderLike', 'RetrieverLike',
+           'AbstainerLike', 'TranscriberLike', 'ReaderLike', 'AnswerabilityLike', 'StageTimer', 'progress_bar',
+           'search_pool', 'concurrently', 'atomic_write', 'atomic_write_json', 'Config', 'config_parser', 'config_from',
+           'JsonLines', 'configure_logging', 'run_main', 'free_port']
 
 # %% ../nbs/00_core.ipynb #af712942
 class VoiceragError(Exception):
@@ -61,7 +64,8 @@ class Chunk:
 
     def __post_init__(self):
         if not 0 <= self.start < self.end: raise ValueError(f'chunk {self.id}: bad offsets {self.start}:{self.end}')
-        if len(self.text) != self.end - self.start: raise ValueError(f'chunk {self.id}: text length does not match offsets')
+        if len(self.text) != self.end - self.start:
+            raise ValueError(f'chunk {self.id}: text length does not match offsets')
         if self.context_start < 0: object.__setattr__(self, 'context_start', self.start)
         if self.context_end < 0: object.__setattr__(self, 'context_end', self.end)
         if not (self.context_start <= self.start and self.end <= self.context_end):
@@ -116,11 +120,13 @@ class State(str, Enum):
 
 # %% ../nbs/00_core.ipynb #00ea410d
 def plain(value):
-    "`value` as JSON-ready Python: dataclasses as dicts, enums as their values, tuples as lists, dicts and lists copied."
+    """`value` as JSON-ready Python: dataclasses as dicts, enums as their values, tuples as lists, dicts and lists
+    copied."""
     if isinstance(value, Enum): return value.value
     if isinstance(value, dict): return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)): return [plain(v) for v in value]
-    if is_dataclass(value) and not isinstance(value, type): return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    if is_dataclass(value) and not isinstance(value, type): return {f.name: plain(getattr(value, f.name))
+                                                                    for f in fields(value)}
     return value
 
 @dataclass
@@ -139,7 +145,8 @@ class Result:
     context_citation: Citation|None = None  # where `context` is: passage.text[start:end]
 
     def to_dict(self) -> dict:
-        "A JSON-ready dict (states as their names): containers copied, tuples as lists, without `asdict`'s deep copy of every value (the server returns one per request)."
+        """A JSON-ready dict (states as their names): containers copied, tuples as lists, without `asdict`'s deep copy
+        of every value (the server returns one per request)."""
         return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
@@ -147,11 +154,13 @@ class Result:
         "The `Result` a `to_dict` (for example the HTTP API's JSON) describes; keys it does not know are ignored."
         cite = lambda c: Citation(**{k: c[k] for k in ('passage_id', 'start', 'end', 'lang') if k in c}) if c else None
         known = {f.name for f in fields(cls)} - {'state', 'citations', 'context_citation'}
-        return cls(State(d['state']), citations=[cite(c) for c in d.get('citations') or []], context_citation=cite(d.get('context_citation')),
+        return cls(State(d['state']), citations=[cite(c) for c in d.get('citations') or []],
+                   context_citation=cite(d.get('context_citation')),
                    **{k: v for k, v in d.items() if k in known and v is not None})
 
 def answer_in_context(result:Result) -> tuple[str, str, str]|None:
-    "`Result.context` split around the answer as `(before, answer, after)` (answer '' when the sentence lacks it); None: no context to show."
+    """`Result.context` split around the answer as `(before, answer, after)` (answer '' when the sentence lacks it);
+    None: no context to show."""
     answer, context, cc = result.answer, result.context, result.context_citation
     if not answer or not context or context == answer: return None
     c = result.citations[0] if result.citations else None
@@ -160,6 +169,59 @@ def answer_in_context(result:Result) -> tuple[str, str, str]|None:
         if context[i:j] == answer: return context[:i], answer, context[j:]
     i = context.find(answer)
     return (context[:i], answer, context[i + len(answer):]) if i >= 0 else (context, '', '')
+
+# %% ../nbs/00_core.ipynb #680fd4b8
+@runtime_checkable
+class IndexLike(Protocol):
+    "What the pipeline reads of a retriever's index (`retrieval.index.Index`), directly and through its helpers."
+    passages: dict[str, Passage]      # passage id -> passage: the cited, read and quoted ones
+    chunks: list[Chunk]               # the first chunk of a passage found by sound (`Pipeline.sound_search`)
+    langs: dict                       # passage language -> its sub-index, whose vectors `sentence_vectors` reads
+    def versions(self, doc_id:str) -> dict[str, Passage]: ...    # every language version of a document
+
+@runtime_checkable
+class EncoderLike(Protocol):
+    "What the pipeline asks of a retriever's encoder (`retrieval.encoders.Encoder`): vectors, as numpy arrays."
+    def encode_queries(self, texts:list[str]) -> Any: ...        # a question heard by sound, for the reader
+    def encode_passages(self, texts:list[str]) -> Any: ...       # sentences, in `extract_answer`'s fallback
+
+@runtime_checkable
+class RetrieverLike(Protocol):
+    """`Pipeline.retriever` (`retrieval.index.Retriever`): its index and encoder, and the search, which returns a
+    `retrieval.index.Search` (the pipeline reads its hits, query_vec, confidence and timings)."""
+    index: IndexLike
+    encoder: EncoderLike
+    def search(self, query:str, k:int|None=None, langs=None) -> Any: ...
+
+@runtime_checkable
+class AbstainerLike(Protocol):
+    "`Pipeline.abstainer` (`answering.abstain.Abstainer`): whether a search is in scope; each check gives a `Verdict`."
+    @property
+    def name(self) -> str: ...                                   # named in `Result.meta['abstainer']`
+    @property
+    def heard(self) -> Mapping[str, float]: ...                  # asker language -> least sound margin, heard questions
+    @property
+    def heard_by(self) -> str|None: ...                          # the recogniser `heard` was fitted on; None: any
+    def check(self, confidence:Mapping, query:str, lang:str) -> Any: ...
+    def check_heard(self, margin:float, lang:str) -> Any: ...
+
+@runtime_checkable
+class TranscriberLike(Protocol):
+    "`Pipeline.transcriber` (a `voice.stt.Transcriber`, which also has a `name`): speech to text, or a `VoiceragError`."
+    def transcribe(self, audio:bytes, lang:str|None=None) -> Any: ...    # `.text`; `.lang`, `.provider` where present
+
+@runtime_checkable
+class ReaderLike(Protocol):
+    "`Pipeline.reader` (`answering.reading.PassageReader`): the short answer over the top passages, in rank order."
+    @property
+    def name(self) -> str: ...                                   # `Result.meta['reader']`
+    def read_ranked(self, question:str, passages:list[str]) -> Any: ...  # a `reading.Found`, or None: nothing to read
+
+@runtime_checkable
+class AnswerabilityLike(Protocol):
+    "`Pipeline.answerability` (`answering.answerability.Answerability`): whether a short answer answers the question."
+    def probability(self, features:dict) -> float: ...
+    def rule_for(self, lang:str, latin:bool=False) -> tuple[float, str]: ...    # the threshold, and whose it is
 
 # %% ../nbs/00_core.ipynb #b8b2279b
 class StageTimer:
@@ -175,12 +237,13 @@ class StageTimer:
     def __repr__(self): return 'StageTimer(' + ', '.join(f'{k}={v:.3f}ms' for k, v in self.ms.items()) + ')'
 
 # %% ../nbs/00_core.ipynb #f2c15b0e
-LOG_INTERVAL = 30.0         # seconds between redraws of a progress bar written to a log (a stream that is not a terminal)
+LOG_INTERVAL = 30.0       # seconds between redraws of a progress bar written to a log (a stream that is not a terminal)
 
 def progress_bar(iterable=None, **kwargs):
-    "`tqdm.auto.tqdm(iterable, **kwargs)`, redrawn at most every `LOG_INTERVAL` seconds when it writes text to a stream that is not a terminal (a log)."
+    """`tqdm.auto.tqdm(iterable, **kwargs)`, redrawn at most every `LOG_INTERVAL` seconds when it writes text to a
+    stream that is not a terminal (a log)."""
     from tqdm import auto, autonotebook, std                # auto first: it imports autonotebook quietly
-    if autonotebook.tqdm is std.tqdm and not (kwargs.get('file') or sys.stderr).isatty():     # text, not a Jupyter widget
+    if autonotebook.tqdm is std.tqdm and not (kwargs.get('file') or sys.stderr).isatty():   # text, not a Jupyter widget
         every = max(LOG_INTERVAL, kwargs.get('mininterval') or 0)
         kwargs.update(mininterval=every, maxinterval=max(every, kwargs.get('maxinterval') or 0))
     return auto.tqdm(iterable, **kwargs)
@@ -197,13 +260,15 @@ _forget_pool()
 os.register_at_fork(after_in_child=_forget_pool)
 
 def search_pool() -> ThreadPoolExecutor:
-    "This process's pool of `SEARCH_THREADS` threads for `concurrently`, made on first use (and again in a forked child)."
+    """This process's pool of `SEARCH_THREADS` threads for `concurrently`, made on first use (and again in a forked
+    child)."""
     with _POOL_LOCK:
         if 'pool' not in _POOL: _POOL['pool'] = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix='voicerag-search')
         return _POOL['pool']
 
 def concurrently(calls:list, at_once:bool=True) -> list:
-    "The results of `calls` (functions of no arguments), in order, computed at the same time on `search_pool`; inline if not `at_once`, for one call or on one core."
+    """The results of `calls` (functions of no arguments), in order, computed at the same time on `search_pool`; inline
+    if not `at_once`, for one call or on one core."""
     if not at_once or len(calls) < 2 or SEARCH_THREADS < 2: return [call() for call in calls]
     return [f.result() for f in [search_pool().submit(call) for call in calls]]
 
@@ -239,7 +304,8 @@ class Config:
     encoder: str = 'e5-torch:dtype=bfloat16'      # see voicerag.retrieval.encoders.make_encoder
     chunkers: tuple = ('fixed_512_64', 'sentence')  # chunker specs (voicerag.corpus.chunkers); the first is primary
     strategy_weights: tuple = (1.0, 1.0)   # weight of each chunker's best-chunk cosine in a document's dense score
-    dense_backend: str = 'auto'            # 'auto' (exact below dense.ANN_MIN_ROWS rows, dense.AUTO_ANN above), 'numpy', 'faiss', 'hnsw' or 'ivf'
+    # 'auto' (exact below dense.ANN_MIN_ROWS rows, dense.AUTO_ANN above), 'numpy', 'faiss', 'hnsw' or 'ivf'
+    dense_backend: str = 'auto'
     dense_weight: float = 0.9              # weight of dense scores when BM25 runs too (chosen in 09_index)
     fusion: str = 'weighted'               # 'weighted' or 'rrf'
     use_bm25: bool = True
@@ -247,13 +313,15 @@ class Config:
     bm25_b: float = 0.75
     top_k: int = 10
     query_cache_size: int = 1024
-    blas_threads: int = 1                  # BLAS threads of the process once the served pipeline is assembled (voicerag.serving.assembly); 0 leaves them alone
+    # BLAS threads of the process once the served pipeline is assembled (voicerag.serving.assembly); 0 leaves them alone
+    blas_threads: int = 1
     seed: int = 0
     rerank: bool = True                    # apply the index's learned re-ranker when it has one (see 10_rerank)
     stt: str = 'whisper'                   # speech-to-text provider: 'whisper' (local), 'sarvam', 'elevenlabs', 'mock'
     whisper_model: str = ''                # faster-whisper model name or folder; '' = whisper-base from PyPI (offline)
     max_audio_seconds: float = 30.0        # longer recordings end in stt_failed
-    reader: bool = True                    # short answers and the answerability stage (voicerag.answering.reading, voicerag.answering.answerability)
+    # short answers and the answerability stage (voicerag.answering.reading, voicerag.answering.answerability)
+    reader: bool = True
 
     @classmethod
     def load(cls, toml_path=None, env:dict|None=None) -> 'Config':
@@ -262,7 +330,8 @@ class Config:
         values = {}
         if toml_path is not None:
             try: table = tomllib.loads(Path(toml_path).read_text(encoding='utf-8')).get('voicerag', {})
-            except (OSError, tomllib.TOMLDecodeError) as e: raise DataError(f'cannot read config: {e}', path=toml_path) from e
+            except (OSError, tomllib.TOMLDecodeError) as e: raise DataError(f'cannot read config: {e}',
+                                                                            path=toml_path) from e
             values.update({k: _coerce(k, v, toml_path) for k, v in table.items()})
         prefix = 'VOICERAG_'
         values.update({k[len(prefix):].lower(): _coerce(k[len(prefix):].lower(), v, 'environment')
@@ -276,11 +345,13 @@ _ELEMENT_TYPES = {f.name: type(f.default[0]) for f in fields(Config) if isinstan
 
 def _coerce(key:str, value, source):
     "Convert a TOML or environment value to the type of the field `key`."
-    if key not in _FIELD_TYPES: raise DataError(f'unknown setting {key!r}; known: {sorted(_FIELD_TYPES)}', path=source, field=key)
+    if key not in _FIELD_TYPES: raise DataError(f'unknown setting {key!r}; known: {sorted(_FIELD_TYPES)}', path=source,
+                                                field=key)
     kind = _FIELD_TYPES[key]
     try:
         if kind is tuple:
-            items = value if isinstance(value, (list, tuple)) else [v.strip() for v in str(value).split(',') if v.strip()]
+            items = value if isinstance(value, (list, tuple)) else [v.strip() for v in str(value).split(',')
+                                                                    if v.strip()]
             return tuple(_ELEMENT_TYPES[key](v) for v in items)
         if kind is bool:
             if isinstance(value, bool): return value
@@ -288,14 +359,18 @@ def _coerce(key:str, value, source):
             if str(value).lower() in ('0', 'false', 'no', 'off'): return False
             raise ValueError(value)
         return kind(value)
-    except (TypeError, ValueError): raise DataError(f'setting {key!r} must be {kind.__name__}, got {value!r}', path=source, field=key) from None
+    except (TypeError, ValueError): raise DataError(f'setting {key!r} must be {kind.__name__}, got {value!r}',
+                                                    path=source, field=key) from None
 
 # %% ../nbs/00_core.ipynb #41d86ccd
 def config_parser(prog:str, description:str, index:str|None=None, required:bool=False) -> argparse.ArgumentParser:
-    "A command's parser with `--config` (a TOML file) and, when `index` says what the command does with it, `--name` (the index; `required`, or the configured one)."
+    """A command's parser with `--config` (a TOML file) and, when `index` says what the command does with it, `--name`
+    (the index; `required`, or the configured one)."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument('--config', help='a TOML file with a [voicerag] table (VOICERAG_* variables override it)')
-    if index: parser.add_argument('--name', required=required, help=f'the index {index}' + ('' if required else ' (default: the configured index_name, "default")'))
+    if index: parser.add_argument('--name', required=required,
+                                  help=f'the index {index}' + ('' if required
+                                                               else ' (default: the configured index_name, "default")'))
     return parser
 
 def config_from(args:argparse.Namespace) -> Config:
@@ -306,28 +381,34 @@ def config_from(args:argparse.Namespace) -> Config:
 # %% ../nbs/00_core.ipynb #02deff6d
 class _Stderr(logging.StreamHandler):
     "A handler writing to whatever `sys.stderr` is when the record comes (tests and notebooks redirect it)."
-    stream = property(lambda self, _sys=sys: _sys.stderr, lambda self, value: None)    # sys bound here: still there at exit
+    # sys bound here: still there at exit
+    stream = property(lambda self, _sys=sys: _sys.stderr, lambda self, value: None)
 
 class JsonLines(logging.Formatter):
     "One JSON object per record: time, level, logger, message, and the structured `voicerag` fields of the record."
     def format(self, record) -> str:
         fields = getattr(record, 'voicerag', None)
         return json.dumps({'time': self.formatTime(record), 'level': record.levelname, 'logger': record.name,
-                           'message': record.getMessage(), **(fields if isinstance(fields, dict) else {})}, ensure_ascii=False, default=str)
+                           'message': record.getMessage(), **(fields if isinstance(fields, dict) else {})},
+                          ensure_ascii=False, default=str)
 
 LOG_FORMAT = '%(name)s %(levelname)s: %(message)s'
 
 def configure_logging(level:str='WARNING', fmt:str='text'):
-    "The scripts' logging, once per process: stderr, level `VOICERAG_LOG_LEVEL` (else `level`), `VOICERAG_LOG_FORMAT` 'json' or 'text' (else `fmt`)."
+    """The scripts' logging, once per process: stderr, level `VOICERAG_LOG_LEVEL` (else `level`), `VOICERAG_LOG_FORMAT`
+    'json' or 'text' (else `fmt`)."""
     level = os.environ.get('VOICERAG_LOG_LEVEL', level).upper()
     if not isinstance(logging.getLevelName(level), int): level = 'WARNING'
     handler = _Stderr()
-    handler.setLevel(level)                                    # libraries that set their own loggers to DEBUG (bm25s) stay quiet too
-    handler.setFormatter(JsonLines() if os.environ.get('VOICERAG_LOG_FORMAT', fmt).lower() == 'json' else logging.Formatter(LOG_FORMAT))
+    # libraries that set their own loggers to DEBUG (bm25s) stay quiet too
+    handler.setLevel(level)
+    handler.setFormatter(JsonLines() if os.environ.get('VOICERAG_LOG_FORMAT', fmt).lower() == 'json'
+                         else logging.Formatter(LOG_FORMAT))
     logging.basicConfig(level=level, handlers=[handler])       # a no-op where logging is configured already
 
 def run_main(main, **logging_defaults) -> int:
-    "Run `main` with logging configured (`configure_logging(**logging_defaults)`), voicerag's own errors as one line and exit status 2."
+    """Run `main` with logging configured (`configure_logging(**logging_defaults)`), voicerag's own errors as one line
+    and exit status 2."""
     configure_logging(**logging_defaults)
     try:
         main()
@@ -340,6 +421,7 @@ def free_port(port:int=0) -> int:
     "`port` if it is free on 127.0.0.1 right now, else a `VoiceragError`; `port=0`: any free port."
     with socket.socket() as s:
         try: s.bind(('127.0.0.1', port))
-        except OSError: raise VoiceragError(f'port {port} on 127.0.0.1 is in use: choose another with --port, or leave it out') from None
+        except OSError: raise VoiceragError(f'port {port} on 127.0.0.1 is in use: '
+                                            'choose another with --port, or leave it out') from None
         return s.getsockname()[1]
 

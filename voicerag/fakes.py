@@ -43,7 +43,8 @@ class Request:
     def contains(self, secret:str) -> list[str]:
         "Where `secret` appears in this request: header names, 'path', 'query' and/or 'body'."
         places = [name for name, value in self.headers.items() if secret in value]
-        places += [part for part, value in (('path', self.path), ('query', self.query), ('body', self.text)) if secret in value]
+        places += [part for part, value in (('path', self.path), ('query', self.query), ('body', self.text))
+                   if secret in value]
         return places
 
 @dataclass(frozen=True)
@@ -59,12 +60,14 @@ class FormPart:
 def parse_multipart(content_type:str, body:bytes) -> dict[str, FormPart]:
     "Parse a `multipart/form-data` body with the standard library's MIME parser; {} if it is not one."
     if not content_type.lower().startswith('multipart/form-data'): return {}
-    message = BytesParser(policy=email.policy.HTTP).parsebytes(b'Content-Type: ' + content_type.encode('latin-1') + b'\r\n\r\n' + body)
+    message = BytesParser(policy=email.policy.HTTP).parsebytes(b'Content-Type: ' + content_type.encode('latin-1')
+                                                               + b'\r\n\r\n' + body)
     if not message.is_multipart(): return {}
     parts = {}
     for part in message.iter_parts():
         name = part.get_param('name', header='content-disposition')
-        if name: parts[name] = FormPart(part.get_payload(decode=True) or b'', part.get_filename(), part.get_content_type())
+        if name: parts[name] = FormPart(part.get_payload(decode=True) or b'', part.get_filename(),
+                                        part.get_content_type())
     return parts
 
 @dataclass
@@ -102,14 +105,16 @@ class Route:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
-    disable_nagle_algorithm = True    # headers and body are two writes: with Nagle, a delayed ACK adds ~40 ms to each reply
+    # headers and body are two writes: with Nagle, a delayed ACK adds ~40 ms to each reply
+    disable_nagle_algorithm = True
     def log_message(self, format, *args): pass        # silent: nothing of a request reaches stderr
 
     def _serve(self):
         fake: FakeServer = self.server.fake
         parts = urlsplit(self.path)
         size = int(self.headers.get('content-length') or 0)
-        req = Request(self.command, parts.path, parts.query, {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(size))
+        req = Request(self.command, parts.path, parts.query, {k.lower(): v for k, v in self.headers.items()},
+                      self.rfile.read(size))
         reply = fake._reply_for(req)
         if reply.delay and fake._stopping.wait(reply.delay): return
         body, ctype = reply.render(req)
@@ -141,7 +146,8 @@ class FakeServer:
 
     def script(self, path:str, *replies:Reply) -> FakeServer:
         "Queue `replies` as the next answers on `path`, in order; after them the route's default answers."
-        if not any(p == path for _, p in self.routes): raise KeyError(f'no route for {path!r}; known: {sorted(p for _, p in self.routes)}')
+        if not any(p == path for _, p in self.routes):
+            raise KeyError(f'no route for {path!r}; known: {sorted(p for _, p in self.routes)}')
         with self._lock: self._scripts.setdefault(path, []).extend(replies)
         return self
 
@@ -162,7 +168,8 @@ class FakeServer:
     def _reply_for(self, req:Request) -> Reply:
         with self._lock: self._requests.append(req)
         route = self.routes.get((req.method, req.path))
-        if route is None: return Reply(404, {'error': {'message': f'no route {req.method} {req.path}', 'type': 'not_found'}})
+        if route is None:
+            return Reply(404, {'error': {'message': f'no route {req.method} {req.path}', 'type': 'not_found'}})
         rejection = route.check(req) if route.check else None
         if rejection is not None: return rejection
         with self._lock:
@@ -181,7 +188,8 @@ class FakeServer:
         self._httpd = ThreadingHTTPServer(('127.0.0.1', 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.fake = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={'poll_interval': 0.02}, name='voicerag-fake-server', daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={'poll_interval': 0.02},
+                                        name='voicerag-fake-server', daemon=True)
         self._thread.start()
         return self
 
@@ -206,30 +214,37 @@ class GroqAPI:
     @staticmethod
     def ok(text:str=DEFAULT_TEXT, model:str='openai/gpt-oss-20b', finish_reason:str='stop') -> Reply:
         return Reply(200, {
-            'id': f'chatcmpl-{uuid.uuid4().hex[:12]}', 'object': 'chat.completion', 'created': int(time.time()), 'model': model,
-            'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': text}, 'logprobs': None, 'finish_reason': finish_reason}],
+            'id': f'chatcmpl-{uuid.uuid4().hex[:12]}', 'object': 'chat.completion', 'created': int(time.time()),
+            'model': model,
+            'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': text}, 'logprobs': None,
+                         'finish_reason': finish_reason}],
             'usage': {'prompt_tokens': 180, 'completion_tokens': 20, 'total_tokens': 200,
                       'queue_time': 0.01, 'prompt_time': 0.02, 'completion_time': 0.03, 'total_time': 0.05},
             'system_fingerprint': 'fp_fake'})
 
     @staticmethod
-    def error(status:int, message:str|Callable='error', type:str='invalid_request_error', code:str|None=None, retry_after:float|None=None) -> Reply:
+    def error(status:int, message:str|Callable='error', type:str='invalid_request_error', code:str|None=None,
+              retry_after:float|None=None) -> Reply:
         "An error reply; `message` may be a function of the request (to echo what was sent, as some APIs do)."
         headers = {} if retry_after is None else {'retry-after': f'{retry_after:g}'}
-        return Reply(status, lambda req: {'error': {'message': _error_message(message, req), 'type': type, **({'code': code} if code else {})}}, headers)
+        return Reply(status, lambda req: {'error': {'message': _error_message(message, req), 'type': type,
+                                                    **({'code': code} if code else {})}}, headers)
 
     @staticmethod
     def rate_limited(retry_after:float=2) -> Reply:
-        return GroqAPI.error(429, f'Rate limit reached for model. Please try again in {retry_after:g}s.', 'tokens', 'rate_limit_exceeded', retry_after)
+        return GroqAPI.error(429, f'Rate limit reached for model. Please try again in {retry_after:g}s.', 'tokens',
+                             'rate_limit_exceeded', retry_after)
 
     @staticmethod
     def missing_fields() -> Reply:
         "A 200 that is valid JSON but has no `choices[0].message.content`."
-        return Reply(200, {'id': 'chatcmpl-x', 'object': 'chat.completion', 'model': 'openai/gpt-oss-20b', 'choices': []})
+        return Reply(200, {'id': 'chatcmpl-x', 'object': 'chat.completion', 'model': 'openai/gpt-oss-20b',
+                           'choices': []})
 
     @staticmethod
     def check(req:Request) -> Reply|None:
-        if not req.headers.get('authorization', '').startswith('Bearer ') or len(req.headers['authorization']) <= len('Bearer '):
+        if (not req.headers.get('authorization', '').startswith('Bearer ')
+                or len(req.headers['authorization']) <= len('Bearer ')):
             return GroqAPI.error(401, 'Invalid API Key', 'invalid_request_error', 'invalid_api_key')
         body = req.json
         if not isinstance(body, dict) or not body.get('model') or not isinstance(body.get('messages'), list):
@@ -246,7 +261,8 @@ def placeholder_for(schema:dict):
     "A value of the type `schema` describes (arrays get one item)."
     kind = schema.get('type', 'string')
     if kind == 'array': return [placeholder_for(schema.get('items', {}))]
-    if kind == 'object' and 'properties' in schema: return {k: placeholder_for(v) for k, v in schema['properties'].items()}
+    if kind == 'object' and 'properties' in schema: return {k: placeholder_for(v)
+                                                            for k, v in schema['properties'].items()}
     return _PLACEHOLDERS.get(kind, 'x')
 
 class AnthropicAPI:
@@ -265,26 +281,33 @@ class AnthropicAPI:
 
     @staticmethod
     def ok_tool(tool_input:dict, name:str='grounded_answer', model:str='claude-sonnet-4-5') -> Reply:
-        return AnthropicAPI._message([{'type': 'tool_use', 'id': f'toolu_{uuid.uuid4().hex[:12]}', 'name': name, 'input': tool_input}], 'tool_use', model)
+        return AnthropicAPI._message([{'type': 'tool_use', 'id': f'toolu_{uuid.uuid4().hex[:12]}', 'name': name,
+                                       'input': tool_input}], 'tool_use', model)
 
     @staticmethod
-    def error(status:int, type:str='invalid_request_error', message:str|Callable='error', retry_after:float|None=None) -> Reply:
+    def error(status:int, type:str='invalid_request_error', message:str|Callable='error',
+              retry_after:float|None=None) -> Reply:
         headers = {} if retry_after is None else {'retry-after': f'{retry_after:g}'}
-        return Reply(status, lambda req: {'type': 'error', 'error': {'type': type, 'message': _error_message(message, req)}}, headers)
+        return Reply(status,
+                     lambda req: {'type': 'error', 'error': {'type': type, 'message': _error_message(message, req)}},
+                     headers)
 
     @staticmethod
     def rate_limited(retry_after:float=2) -> Reply:
-        return AnthropicAPI.error(429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit', retry_after)
+        return AnthropicAPI.error(429, 'rate_limit_error',
+                                  'Number of request tokens has exceeded your per-minute rate limit', retry_after)
 
     @staticmethod
     def missing_fields() -> Reply:
         "A 200 that is valid JSON but has no `content` list."
-        return Reply(200, {'id': 'msg_x', 'type': 'message', 'role': 'assistant', 'model': 'claude-sonnet-4-5', 'stop_reason': 'end_turn'})
+        return Reply(200, {'id': 'msg_x', 'type': 'message', 'role': 'assistant', 'model': 'claude-sonnet-4-5',
+                           'stop_reason': 'end_turn'})
 
     @staticmethod
     def check(req:Request) -> Reply|None:
         if not req.headers.get('x-api-key'): return AnthropicAPI.error(401, 'authentication_error', 'invalid x-api-key')
-        if not req.headers.get('anthropic-version'): return AnthropicAPI.error(400, 'invalid_request_error', 'anthropic-version header is required')
+        if not req.headers.get('anthropic-version'): return AnthropicAPI.error(400, 'invalid_request_error',
+                                                                               'anthropic-version header is required')
         body = req.json
         if not isinstance(body, dict) or not all(body.get(k) for k in ('model', 'max_tokens', 'messages')):
             return AnthropicAPI.error(400, 'invalid_request_error', 'model, max_tokens and messages are required')
@@ -302,7 +325,8 @@ class AnthropicAPI:
         return AnthropicAPI.ok_text(model=body['model'])
 
     @staticmethod
-    def route() -> Route: return Route('POST', AnthropicAPI.PATH, default=AnthropicAPI.default, check=AnthropicAPI.check)
+    def route() -> Route: return Route('POST', AnthropicAPI.PATH, default=AnthropicAPI.default,
+                                       check=AnthropicAPI.check)
 
 # %% ../nbs/98_fakes.ipynb #e5247a4c
 def fake_llm_server(*extra:Route) -> FakeServer:
@@ -321,7 +345,8 @@ def _form_problem(req:Request, required:Iterable[str]) -> str|None:
 class SarvamAPI:
     "Reply builders and the route for Sarvam's speech-to-text REST endpoint."
     PATH = '/speech-to-text'
-    LANGUAGE_CODES = ('unknown', 'hi-IN', 'en-IN', 'bn-IN', 'kn-IN', 'ml-IN', 'mr-IN', 'od-IN', 'pa-IN', 'ta-IN', 'te-IN', 'gu-IN')
+    LANGUAGE_CODES = ('unknown', 'hi-IN', 'en-IN', 'bn-IN', 'kn-IN', 'ml-IN', 'mr-IN', 'od-IN', 'pa-IN', 'ta-IN',
+                      'te-IN', 'gu-IN')
     TEXTS = {'hi-IN': 'फ्रांस की राजधानी क्या है', 'en-IN': 'What is the capital of France?'}
 
     @staticmethod
@@ -330,9 +355,11 @@ class SarvamAPI:
                            'diarized_transcript': None, 'language_code': language_code})
 
     @staticmethod
-    def error(status:int, message:str|Callable='error', code:str='invalid_request_error', retry_after:float|None=None) -> Reply:
+    def error(status:int, message:str|Callable='error', code:str='invalid_request_error',
+              retry_after:float|None=None) -> Reply:
         headers = {} if retry_after is None else {'retry-after': f'{retry_after:g}'}
-        return Reply(status, lambda req: {'error': {'message': _error_message(message, req), 'code': code, 'request_id': 'req_err'}}, headers)
+        return Reply(status, lambda req: {'error': {'message': _error_message(message, req), 'code': code,
+                                                    'request_id': 'req_err'}}, headers)
 
     @staticmethod
     def rate_limited(retry_after:float=1) -> Reply:
@@ -345,7 +372,8 @@ class SarvamAPI:
 
     @staticmethod
     def check(req:Request) -> Reply|None:
-        if not req.headers.get('api-subscription-key'): return SarvamAPI.error(403, 'Invalid API key or subscription', 'invalid_api_key_error')
+        if not req.headers.get('api-subscription-key'): return SarvamAPI.error(403, 'Invalid API key or subscription',
+                                                                               'invalid_api_key_error')
         problem = _form_problem(req, ())
         if problem: return SarvamAPI.error(400, problem)
         code = req.form['language_code'].value if 'language_code' in req.form else 'unknown'
@@ -370,13 +398,17 @@ class ElevenLabsAPI:
 
     @staticmethod
     def ok(text:str=TEXTS['eng'], language_code:str|None='eng', language_probability:float=0.98) -> Reply:
-        words = [{'text': w, 'type': 'word', 'start': 0.3 * i, 'end': 0.3 * i + 0.25} for i, w in enumerate(text.split())]
-        return Reply(200, {'language_code': language_code, 'language_probability': language_probability, 'text': text, 'words': words})
+        words = [{'text': w, 'type': 'word', 'start': 0.3 * i, 'end': 0.3 * i + 0.25}
+                 for i, w in enumerate(text.split())]
+        return Reply(200, {'language_code': language_code, 'language_probability': language_probability, 'text': text,
+                           'words': words})
 
     @staticmethod
-    def error(status:int, message:str|Callable='error', status_name:str='invalid_request', retry_after:float|None=None) -> Reply:
+    def error(status:int, message:str|Callable='error', status_name:str='invalid_request',
+              retry_after:float|None=None) -> Reply:
         headers = {} if retry_after is None else {'retry-after': f'{retry_after:g}'}
-        return Reply(status, lambda req: {'detail': {'status': status_name, 'message': _error_message(message, req)}}, headers)
+        return Reply(status, lambda req: {'detail': {'status': status_name, 'message': _error_message(message, req)}},
+                     headers)
 
     @staticmethod
     def rate_limited(retry_after:float=1) -> Reply:
@@ -401,7 +433,8 @@ class ElevenLabsAPI:
         return ElevenLabsAPI.ok(ElevenLabsAPI.TEXTS[code], code)
 
     @staticmethod
-    def route() -> Route: return Route('POST', ElevenLabsAPI.PATH, default=ElevenLabsAPI.default, check=ElevenLabsAPI.check)
+    def route() -> Route: return Route('POST', ElevenLabsAPI.PATH, default=ElevenLabsAPI.default,
+                                       check=ElevenLabsAPI.check)
 
 def fake_stt_server(*extra:Route) -> FakeServer:
     "A `FakeServer` with the Sarvam and ElevenLabs speech-to-text routes (and any `extra` routes)."
@@ -417,25 +450,30 @@ def speak(text:str, lang:str='en', wpm:int|None=None, voice:str|None=None) -> by
     args = [exe, '-v', voice or lang, '--stdout'] + (['-s', str(int(wpm))] if wpm else []) + ['--', text]
     done = subprocess.run(args, capture_output=True, timeout=60)
     if done.returncode != 0 or not done.stdout.startswith(b'RIFF'):
-        raise RuntimeError(f'espeak-ng failed for voice {voice or lang!r}: {done.stderr.decode(errors="replace")[:200]}')
+        raise RuntimeError(f'espeak-ng failed for voice {voice or lang!r}: '
+                           f'{done.stderr.decode(errors="replace")[:200]}')
     return done.stdout
 
 # %% ../nbs/98_fakes.ipynb #b8e2f0a2
 import tempfile
 from pathlib import Path
-FESTIVAL_HINDI = ["(voice_hindi_NSK_diphone)", "(Parameter.set 'Int_Method 'Intonation_Tree)", "(set! int_tone_cart_tree '((NONE)))"]
+FESTIVAL_HINDI = ["(voice_hindi_NSK_diphone)", "(Parameter.set 'Int_Method 'Intonation_Tree)",
+                  "(set! int_tone_cart_tree '((NONE)))"]
 
 def speak_festival(text:str) -> bytes:
-    "A WAV (16 kHz mono) of Hindi `text` spoken by Festival's `hindi_NSK_diphone` voice (Debian: festival, festvox-hi-nsk, festival-hi)."
+    """A WAV (16 kHz mono) of Hindi `text` spoken by Festival's `hindi_NSK_diphone` voice (Debian: festival,
+    festvox-hi-nsk, festival-hi)."""
     exe = shutil.which('text2wave')
-    if exe is None: raise RuntimeError('Festival is not installed (Debian: apt-get install festival festvox-hi-nsk festival-hi; `make sysdeps`)')
+    if exe is None: raise RuntimeError('Festival is not installed (Debian: apt-get install festival festvox-hi-nsk '
+                                       'festival-hi; `make sysdeps`)')
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)/'speech.wav'
         args = [exe, *[a for setting in FESTIVAL_HINDI for a in ('-eval', setting)], '-o', str(out)]
         done = subprocess.run(args, input=text.encode('utf-8'), capture_output=True, timeout=60)
         wav = out.read_bytes() if out.exists() else b''
     if not wav.startswith(b'RIFF'):
-        raise RuntimeError(f'Festival wrote no speech (is festvox-hi-nsk installed?): {(done.stderr or done.stdout).decode(errors="replace")[:200]}')
+        raise RuntimeError('Festival wrote no speech (is festvox-hi-nsk installed?): '
+                           f'{(done.stderr or done.stdout).decode(errors="replace")[:200]}')
     return wav
 
 # %% ../nbs/98_fakes.ipynb #5b7f6b3f
@@ -485,7 +523,8 @@ def _pdf_string(text:str) -> bytes:
     return b'(' + text.encode('latin-1').replace(b'\\', b'\\\\').replace(b'(', b'\\(').replace(b')', b'\\)') + b')'
 
 def text_pdf(path, pages:Iterable[str], title:str|None=None):
-    "Write a PDF to `path` with one page per string of `pages` (Latin-1 text, one line each) and `title` in its metadata."
+    """Write a PDF to `path` with one page per string of `pages` (Latin-1 text, one line each) and `title` in its
+    metadata."""
     from pypdf import PdfWriter
     from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
     writer = PdfWriter()
@@ -493,7 +532,8 @@ def text_pdf(path, pages:Iterable[str], title:str|None=None):
                              NameObject('/BaseFont'): NameObject('/Helvetica')})
     for text in pages:
         page = writer.add_blank_page(612, 792)
-        page[NameObject('/Resources')] = DictionaryObject({NameObject('/Font'): DictionaryObject({NameObject('/F1'): font})})
+        page[NameObject('/Resources')] = DictionaryObject({NameObject('/Font'):
+                                                               DictionaryObject({NameObject('/F1'): font})})
         content = DecodedStreamObject()
         content.set_data(b'BT /F1 11 Tf 72 720 Td ' + _pdf_string(text) + b' Tj ET')
         page.replace_contents(content)

@@ -44,13 +44,15 @@ def redact(text:str, secret:str, limit:int=300) -> str:
 # %% ../nbs/13c_http.ipynb #7b769378
 def retry_delay(retryable:bool, rate_limited:bool, retry_after:float|None, attempts:int, retries:int,
                 backoff:float, max_wait:float) -> float|None:
-    "Seconds to wait before another attempt, or None to give up: retryable errors only, `retries` times at most; a 429 waits its Retry-After unless that is over `max_wait`."
+    """Seconds to wait before another attempt, or None to give up: retryable errors only, `retries` times at most; a 429
+    waits its Retry-After unless that is over `max_wait`."""
     if attempts > retries or not retryable: return None
     if not rate_limited or retry_after is None: return backoff
     return retry_after if retry_after <= max_wait else None   # a long wait is the user's to take, not ours
 
 def post_with_retry(send, error_for, delay_for, name:str) -> tuple[httpx.Response, int]:
-    "`send()` until HTTP 200: `error_for(reply or exception, attempts)` makes the error, `delay_for(error, attempts)` the wait (None: raise)."
+    """`send()` until HTTP 200: `error_for(reply or exception, attempts)` makes the error, `delay_for(error, attempts)`
+    the wait (None: raise)."""
     attempts = 0
     while True:
         attempts += 1
@@ -60,7 +62,8 @@ def post_with_retry(send, error_for, delay_for, name:str) -> tuple[httpx.Respons
             err = error_for(resp, attempts)
         except httpx.TransportError as e: err = error_for(e, attempts)     # timeouts are transport errors too
         wait = delay_for(err, attempts)
-        if wait is None: raise err        # raised outside the except block: the httpx exception (which holds the request) is not its context
+        # raised outside the except block: the httpx exception (which holds the request) is not its context
+        if wait is None: raise err
         _log.info('%s: %s (status %s); retrying in %.2f s', name, type(err).__name__, err.details.get('status'), wait)
         time.sleep(wait)
 
@@ -69,7 +72,8 @@ class MalformedReply(Exception):
     "A 200 reply without the fields we need; the message names what is missing."
 
 class HTTPService:
-    "One JSON endpoint behind a key: a kept-open httpx client, the key read per call, one POST retried by `retry_delay`, failures as the family's errors."
+    """One JSON endpoint behind a key: a kept-open httpx client, the key read per call, one POST retried by
+    `retry_delay`, failures as the family's errors."""
     provider = key_env = url_env = path = default_model = default_base_url = ''
 
     def __init__(self, model:str|None=None, base_url:str|None=None, timeout:float=TIMEOUT_S, retries:int=RETRIES,
@@ -80,12 +84,14 @@ class HTTPService:
         self.timeout, self.retries, self.max_retry_wait, self.backoff = timeout, retries, max_retry_wait, backoff
         self._http = httpx.Client(timeout=timeout)
 
-    def __repr__(self): return f'{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, timeout={self.timeout})'
+    def __repr__(self):
+        return f'{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, timeout={self.timeout})'
     def close(self): self._http.close()
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
 
-    def _error(self, kind:str, details:dict) -> Exception: raise NotImplementedError(f'{type(self).__name__} must define _error')
+    def _error(self, kind:str, details:dict) -> Exception:
+        raise NotImplementedError(f'{type(self).__name__} must define _error')
     def _missing_key(self) -> Exception: raise NotImplementedError(f'{type(self).__name__} must define _missing_key')
 
     def _key(self) -> str:
@@ -94,7 +100,8 @@ class HTTPService:
         if not key: raise self._missing_key()
         return key
 
-    def _details(self, attempts:int) -> dict: return {'provider': self.provider, 'model': self.model, 'attempts': attempts}
+    def _details(self, attempts:int) -> dict: return {'provider': self.provider, 'model': self.model,
+                                                      'attempts': attempts}
 
     def _status_details(self, resp:httpx.Response, key:str) -> dict:
         try: err_type, message = self._error_info(resp.json())
@@ -117,13 +124,17 @@ class HTTPService:
                            self.retries, self.backoff, self.max_retry_wait)
 
     def _post(self, key:str, **request) -> tuple[httpx.Response, int]:
-        "POST `request` (httpx's `json=`, `files=`, `data=`) with the provider's headers: (the 200 reply, attempts), or the family's error."
-        return post_with_retry(lambda: self._http.post(self.base_url + self.path, headers=self._headers(key), **request),
-                               lambda failure, n: self._error_for(failure, key, n), self._retry_wait, f'{self.provider} {self.model}')
+        """POST `request` (httpx's `json=`, `files=`, `data=`) with the provider's headers: (the 200 reply, attempts),
+        or the family's error."""
+        return post_with_retry(
+            lambda: self._http.post(self.base_url + self.path, headers=self._headers(key), **request),
+            lambda failure, n: self._error_for(failure, key, n), self._retry_wait, f'{self.provider} {self.model}')
 
     def _decoded(self, resp:httpx.Response, attempts:int, read):
         "`read(the reply's JSON)`; a 'malformed' error if the reply is not JSON or `read` raises `MalformedReply`."
         try: body = resp.json()
-        except ValueError: raise self._error('malformed', {**self._details(attempts), 'problem': 'reply is not JSON'}) from None
+        except ValueError: raise self._error('malformed',
+                                             {**self._details(attempts), 'problem': 'reply is not JSON'}) from None
         try: return read(body)
-        except MalformedReply as e: raise self._error('malformed', {**self._details(attempts), 'problem': str(e)}) from None
+        except MalformedReply as e: raise self._error('malformed',
+                                                      {**self._details(attempts), 'problem': str(e)}) from None

@@ -84,14 +84,17 @@ _ARTICLES = {'en': re.compile(r'\b(a|an|the)\b'), 'hi': None}     # MLQA: Hindi 
 def _is_punct(ch:str) -> bool: return unicodedata.category(ch).startswith('P') or ch in string.punctuation
 
 def squad_normalize(text:str, lang:str='en') -> str:
-    "SQuAD's answer normalisation, multilingual as in MLQA: lower-case, no Unicode punctuation, no English articles, single spaces."
-    if lang not in _ARTICLES: raise ValueError(f'no answer normalisation for language {lang!r}; known: {sorted(_ARTICLES)}')
+    """SQuAD's answer normalisation, multilingual as in MLQA: lower-case, no Unicode punctuation, no English articles,
+    single spaces."""
+    if lang not in _ARTICLES:
+        raise ValueError(f'no answer normalisation for language {lang!r}; known: {sorted(_ARTICLES)}')
     text = ''.join(ch for ch in normalize(text).lower() if not _is_punct(ch))
     if _ARTICLES[lang] is not None: text = _ARTICLES[lang].sub(' ', text)
     return ' '.join(text.split())
 
 def _need_golds(golds:Sequence[str]) -> Sequence[str]:
-    if isinstance(golds, str) or not len(golds): raise ValueError('score a prediction against a non-empty list of gold answers')
+    if isinstance(golds, str) or not len(golds):
+        raise ValueError('score a prediction against a non-empty list of gold answers')
     return golds
 
 def exact_match(prediction:str, golds:Sequence[str], lang:str='en') -> float:
@@ -110,15 +113,19 @@ def squad_f1(prediction:str, golds:Sequence[str], lang:str='en') -> float:
         if common: best = max(best, 2 * common / (len(pred) + len(g)))      # = 2PR / (P + R)
     return best
 
-CORRECT_F1 = 0.5            # an answer is right when its SQuAD F1 against a gold answer is at least this (fixed before any result)
+# an answer is right when its SQuAD F1 against a gold answer is at least this (fixed before any result)
+CORRECT_F1 = 0.5
 
 def is_correct(answer:str|None, golds:Sequence[str], lang:str='en') -> bool:
-    "Whether `answer` counts as right: given, and SQuAD F1 >= `CORRECT_F1` against the best of `golds`; with no gold (a question without an answer) every answer is wrong."
+    """Whether `answer` counts as right: given, and SQuAD F1 >= `CORRECT_F1` against the best of `golds`; with no gold
+    (a question without an answer) every answer is wrong."""
     return answer is not None and len(golds) > 0 and squad_f1(answer, golds, lang) >= CORRECT_F1
 
 # %% ../nbs/17_metrics.ipynb #90fc8e80
-def answer_precision(answered:Sequence[bool], correct:Sequence[bool], n_boot:int=2000, alpha:float=0.05, seed:int=0) -> tuple[float, float, float]:
-    "(precision, low, high): the share of answered questions that are correct, with its bootstrap interval over the answered."
+def answer_precision(answered:Sequence[bool], correct:Sequence[bool], n_boot:int=2000, alpha:float=0.05,
+                     seed:int=0) -> tuple[float, float, float]:
+    """(precision, low, high): the share of answered questions that are correct, with its bootstrap interval over the
+    answered."""
     a, c = np.asarray(answered, dtype=bool), np.asarray(correct, dtype=bool)
     if a.shape != c.shape: raise ValueError(f'one answered flag per correct flag: {a.shape} vs {c.shape}')
     if (c & ~a).any(): raise ValueError('a question that was not answered cannot be correct')
@@ -129,7 +136,8 @@ def answer_precision(answered:Sequence[bool], correct:Sequence[bool], n_boot:int
 def risk_coverage(confidence:Sequence[float], correct:Sequence[bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "(thresholds, coverage, risk): answering every question with confidence >= each distinct threshold, highest first."
     conf, ok = np.asarray(confidence, dtype=float), np.asarray(correct, dtype=bool)
-    if conf.shape != ok.shape or conf.size == 0: raise ValueError('risk_coverage needs one confidence per question, at least one')
+    if conf.shape != ok.shape or conf.size == 0:
+        raise ValueError('risk_coverage needs one confidence per question, at least one')
     order = np.argsort(-conf, kind='stable')
     conf, wrong = conf[order], ~ok[order]
     last_of_block = np.r_[conf[1:] != conf[:-1], True]            # a threshold keeps whole blocks of tied confidences
@@ -151,8 +159,10 @@ def auroc(scores_positive:Sequence[float], scores_negative:Sequence[float]) -> f
     return float((greater + 0.5 * ties) / (pos.size * neg.size))
 
 # %% ../nbs/17_metrics.ipynb #3da5bae6
-def system_risk_coverage(confidence:Sequence[float], answered:Sequence[bool], correct:Sequence[bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    "`risk_coverage` of a system that may decline: declined questions form one block below every answer and count as wrong."
+def system_risk_coverage(confidence:Sequence[float], answered:Sequence[bool],
+                         correct:Sequence[bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`risk_coverage` of a system that may decline: declined questions form one block below every answer and count as
+    wrong."""
     a, c = np.asarray(answered, dtype=bool), np.asarray(correct, dtype=bool)
     if (c & ~a).any(): raise ValueError('a question that was not answered cannot be correct')
     conf = np.where(a, np.asarray(confidence, dtype=float), -np.inf)

@@ -21,7 +21,8 @@ def package_file(*parts) -> Path:
     return PACKAGE.joinpath(*parts)
 
 def checkout_root(package:Path|None=None) -> Path|None:
-    "The repository folder when voicerag runs from a checkout (`settings.ini` and `nbs/` beside the package), else None."
+    """The repository folder when voicerag runs from a checkout (`settings.ini` and `nbs/` beside the package), else
+    None."""
     root = Path(package or PACKAGE).parent
     return root if (root/'settings.ini').is_file() and (root/'nbs').is_dir() else None
 
@@ -29,7 +30,8 @@ def checkout_root(package:Path|None=None) -> Path|None:
 def _env(env:dict|None) -> dict: return os.environ if env is None else env
 
 def user_data_dir(env:dict|None=None, platform:str|None=None) -> Path:
-    "The platform's per-user data folder for voicerag (XDG on Linux, Application Support on macOS, LOCALAPPDATA on Windows)."
+    """The platform's per-user data folder for voicerag (XDG on Linux, Application Support on macOS, LOCALAPPDATA on
+    Windows)."""
     env, platform = _env(env), platform or sys.platform
     if platform.startswith('win'):
         base = env.get('LOCALAPPDATA') or Path.home()/'AppData'/'Local'
@@ -53,26 +55,29 @@ def home_path(path, env:dict|None=None) -> Path:
 
 # %% ../nbs/00a_paths.ipynb #58cb5f3f
 def fitted_path(config, kind:str) -> Path:
-    "Where the `kind` model ('rerank', 'calibration') of the index `config` names is kept: in the package for the default index, else beside it."
+    """Where the `kind` model ('rerank', 'calibration') of the index `config` names is kept: in the package for the
+    default index, else beside it."""
     if config.index_name == Config.index_name: return package_file('models', f'{kind}.json')
     return home_path(config.index_dir)/f'{kind}_{config.index_name}.json'
 
 # %% ../nbs/00a_paths.ipynb #4d0cbcfd
 def data_dir(env:dict|None=None) -> Path:
-    "The vendored data: `$VOICERAG_DATA` if set, else the checkout's `data/`, else the copy inside the installed package."
+    """The vendored data: `$VOICERAG_DATA` if set, else the checkout's `data/`, else the copy inside the installed
+    package."""
     env = _env(env)
     if env.get('VOICERAG_DATA'): return Path(env['VOICERAG_DATA']).expanduser()
     root = checkout_root()
     return root/'data' if root else package_file('_data')
 
 def results_path(index_name:str=Config.index_name, env:dict|None=None) -> Path:
-    """Where `voicerag-eval` writes its results: for the default index the checkout's `nbs/eval_results.json` (the README
-    reads it), else the data home; for another index always the data home, `eval_results_<name>.json`."""
+    """Where `voicerag-eval` writes its results: for the default index the checkout's `nbs/eval_results.json` (the
+    README reads it), else the data home; for another index always the data home, `eval_results_<name>.json`."""
     root = checkout_root()
     if index_name != Config.index_name: return home(env)/f'eval_results_{index_name}.json'
     return root/'nbs'/'eval_results.json' if root else home(env)/'eval_results.json'
 
 def demo_notebook() -> Path:
-    "The notebook `voicerag-demo` serves with Voila: the checkout's `nbs/90_demo.ipynb`, else the copy inside the installed package."
+    """The notebook `voicerag-demo` serves with Voila: the checkout's `nbs/90_demo.ipynb`, else the copy inside the
+    installed package."""
     root = checkout_root()
     return root/'nbs'/'90_demo.ipynb' if root else package_file('_demo', '90_demo.ipynb')

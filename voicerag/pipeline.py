@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging, time, uuid
 from dataclasses import dataclass, field
 from .core import Answer, Citation, Config, Hit, Result, StageTimer, State, VoiceragError
+from .core import AbstainerLike, AnswerabilityLike, ReaderLike, RetrieverLike, TranscriberLike
 from .text import dominant_script
 from .retrieval.router import romanized_hindi
 from .retrieval.romanized import hindi_sound_index, hindi_transliterator, romanize
@@ -14,7 +15,7 @@ from .retrieval.index import Search, derived
 from .answering.guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval
 from .answering.extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
 from .answering.answerability import answer_signals, context_of
-from .answering.generate import GenerationError, Unanswerable, generate_grounded, generate_open
+from .answering.generate import GenerationError, LLMClient, Unanswerable, generate_grounded, generate_open
 
 # %% auto #0
 __all__ = ['MESSAGES', 'HEARD_SENTENCE_MESSAGE', 'GUARDRAIL_MESSAGES', 'REQUEST_LOG_FIELDS', 'HEARD_ANSWERS', 'HEARD_ANSWER',
@@ -24,32 +25,43 @@ __all__ = ['MESSAGES', 'HEARD_SENTENCE_MESSAGE', 'GUARDRAIL_MESSAGES', 'REQUEST_
 MESSAGES = {
     State.answered: {'en': 'Quoted word for word from the cited passage.',
                      'hi': 'उत्तर उद्धृत अनुच्छेद से शब्दशः लिया गया है।'},
-    State.answered_open_llm: {'en': "The documents do not cover this. The answer below comes from a language model's general knowledge and is not verified.",
-                              'hi': 'दस्तावेज़ों में इसका उत्तर नहीं है। नीचे दिया गया उत्तर भाषा मॉडल के सामान्य ज्ञान से है और सत्यापित नहीं है।'},
+    State.answered_open_llm: {'en': "The documents do not cover this. The answer below comes from a language model's "
+                                    "general knowledge and is not verified.",
+                              'hi': 'दस्तावेज़ों में इसका उत्तर नहीं है। '
+                                    'नीचे दिया गया उत्तर भाषा मॉडल के सामान्य ज्ञान से है और सत्यापित नहीं है।'},
     State.refused_no_context: {'en': "I could not find this in the documents I have, so I won't guess.",
-                               'hi': 'मुझे यह मेरे पास मौजूद दस्तावेज़ों में नहीं मिला, इसलिए मैं अनुमान नहीं लगाऊँगा।'},
+                               'hi': 'मुझे यह मेरे पास मौजूद दस्तावेज़ों में नहीं मिला, '
+                                     'इसलिए मैं अनुमान नहीं लगाऊँगा।'},
     State.refused_ambiguous: {'en': 'Several documents match this question equally well. Please make it more specific.',
-                              'hi': 'कई दस्तावेज़ इस प्रश्न से समान रूप से मेल खाते हैं। कृपया प्रश्न को और स्पष्ट करें।'},
-    State.refused_unanswerable: {'en': "The documents discuss this, but none of them answers this exact question, so I won't guess.",
-                                 'hi': 'दस्तावेज़ों में इस विषय की चर्चा है, पर इस सवाल का सटीक उत्तर उनमें नहीं है, इसलिए मैं अनुमान नहीं लगाऊँगा।'},
-    State.refused_ungrounded: {'en': 'I found a possible answer but could not verify it against the source, so I am not showing it.',
-                               'hi': 'मुझे एक संभावित उत्तर मिला, पर स्रोत से उसकी पुष्टि नहीं हो सकी, इसलिए मैं उसे नहीं दिखा रहा हूँ।'},
+                              'hi': 'कई दस्तावेज़ इस प्रश्न से समान रूप से मेल खाते हैं। '
+                                    'कृपया प्रश्न को और स्पष्ट करें।'},
+    State.refused_unanswerable: {'en': "The documents discuss this, but none of them answers this exact question, "
+                                       "so I won't guess.",
+                                 'hi': 'दस्तावेज़ों में इस विषय की चर्चा है, पर इस सवाल का सटीक उत्तर उनमें नहीं है, '
+                                       'इसलिए मैं अनुमान नहीं लगाऊँगा।'},
+    State.refused_ungrounded: {'en': 'I found a possible answer but could not verify it against the source, '
+                                     'so I am not showing it.',
+                               'hi': 'मुझे एक संभावित उत्तर मिला, पर स्रोत से उसकी पुष्टि नहीं हो सकी, '
+                                     'इसलिए मैं उसे नहीं दिखा रहा हूँ।'},
     State.stt_failed: {'en': 'I could not understand the audio. Please try speaking again.',
                        'hi': 'मैं ऑडियो नहीं समझ सका। कृपया फिर से बोलें।'},
     State.error: {'en': 'Something went wrong on our side. Please try again.',
                   'hi': 'हमारी ओर से कुछ गड़बड़ हुई। कृपया फिर से प्रयास करें।'},
 }
-# an answer to a question heard as Hindi and searched by sound (always Hindi): "I heard the question only roughly: this is
-# the sentence of the cited passage that sounds most like it, quoted word for word."
-HEARD_SENTENCE_MESSAGE = 'मैंने प्रश्न पूरी तरह साफ़ नहीं सुना: यह उद्धृत अनुच्छेद का वह वाक्य है जो सुने गए प्रश्न से सबसे अधिक मिलता है, शब्दशः उद्धृत।'
+# an answer to a question heard as Hindi and searched by sound (always Hindi): "I heard the question only roughly:
+# this is the sentence of the cited passage that sounds most like it, quoted word for word."
+HEARD_SENTENCE_MESSAGE = ('मैंने प्रश्न पूरी तरह साफ़ नहीं सुना: '
+                          'यह उद्धृत अनुच्छेद का वह वाक्य है जो सुने गए प्रश्न से सबसे अधिक मिलता है, शब्दशः उद्धृत।')
 GUARDRAIL_MESSAGES = {
     'empty': {'en': 'Please ask a question.', 'hi': 'कृपया एक प्रश्न पूछें।'},
     'too_long': {'en': 'The question is too long: please ask it in fewer words (at most {max_chars:,} characters).',
                  'hi': 'प्रश्न बहुत लंबा है: कृपया इसे कम शब्दों में पूछें (अधिकतम {max_chars:,} अक्षर)।'},
     'garbled': {'en': 'I could not read that as a question. Please rephrase it.',
                 'hi': 'मैं इसे प्रश्न के रूप में नहीं पढ़ सका। कृपया इसे दूसरे शब्दों में पूछें।'},
-    'injection': {'en': 'This looks like an attempt to change my instructions, so I will not act on it. Please ask a question about the documents.',
-                  'hi': 'यह मेरे निर्देश बदलने का प्रयास लगता है, इसलिए मैं इस पर अमल नहीं करूँगा। कृपया दस्तावेज़ों के बारे में प्रश्न पूछें।'},
+    'injection': {'en': 'This looks like an attempt to change my instructions, so I will not act on it. '
+                        'Please ask a question about the documents.',
+                  'hi': 'यह मेरे निर्देश बदलने का प्रयास लगता है, इसलिए मैं इस पर अमल नहीं करूँगा। '
+                        'कृपया दस्तावेज़ों के बारे में प्रश्न पूछें।'},
 }
 
 def message_for(state:State, lang:str, verdict:Verdict|None=None) -> str:
@@ -60,22 +72,24 @@ def message_for(state:State, lang:str, verdict:Verdict|None=None) -> str:
     return MESSAGES[state][lang]
 
 def asker_language(text:str, hint:str|None=None) -> str:
-    "'hi' or 'en': the hint when it is one of them, else 'hi' for Devanagari or Hindi in Latin letters (`router.romanized_hindi`)."
+    """'hi' or 'en': the hint when it is one of them, else 'hi' for Devanagari or Hindi in Latin letters
+    (`router.romanized_hindi`)."""
     if hint in ('hi', 'en'): return hint
     return 'hi' if isinstance(text, str) and (dominant_script(text) == 'devanagari' or romanized_hindi(text)) else 'en'
 
 # %% ../nbs/16_pipeline.ipynb #1df8bf12
-_log = logging.getLogger('voicerag.pipeline')          # __name__ of the module; spelled out so the notebook logs under it too
+_log = logging.getLogger('voicerag.pipeline')    # __name__ of the module; spelled out so the notebook logs under it too
 
-REQUEST_LOG_FIELDS = ('request_id', 'kind', 'state', 'reason', 'lang', 'stt_provider', 'stt_lang', 'timings_ms', 'pipeline_ms',
-                      'total_ms', 'passage_ids', 'top_score', 'margin', 'reranked', 'abstainer_rule', 'abstainer_judged',
-                      'answerability', 'error')
+REQUEST_LOG_FIELDS = ('request_id', 'kind', 'state', 'reason', 'lang', 'stt_provider', 'stt_lang', 'timings_ms',
+                      'pipeline_ms', 'total_ms', 'passage_ids', 'top_score', 'margin', 'reranked', 'abstainer_rule',
+                      'abstainer_judged', 'answerability', 'error')
 
 def _number(v, digits:int=4):
     return round(float(v), digits) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 def request_record(result:Result, request_id:str, kind:str, total_ms:float) -> dict:
-    "The structured log record of one request: state, reason code, timings, ids and scores; never the question, answer or any text."
+    """The structured log record of one request: state, reason code, timings, ids and scores; never the question, answer
+    or any text."""
     meta, conf = result.meta, result.confidence
     judged = meta.get('abstainer') if isinstance(meta.get('abstainer'), dict) else {}
     error = meta.get('error')
@@ -94,33 +108,37 @@ def request_record(result:Result, request_id:str, kind:str, total_ms:float) -> d
             'error': error if isinstance(error, str) and error.isidentifier() else None}
 
 HEARD_ANSWERS = ('sentence', 'reader')
-HEARD_ANSWER = 'sentence'      # chosen on calibration clips in 15b_spoken_hindi
-READ_PASSAGES = 3              # the top documents the reader may read: the next ones only when the top one does not answer
+HEARD_ANSWER = 'sentence'   # chosen on calibration clips in 15b_spoken_hindi
+READ_PASSAGES = 3           # the top documents the reader may read: the next ones only when the top one does not answer
 
 @dataclass
 class Pipeline:
     "Question in, `Result` out: guard, retrieve, guard, answer, verify."
-    retriever: object                          # voicerag.retrieval.index.Retriever
+    retriever: RetrieverLike                   # a voicerag.retrieval.index.Retriever
     thresholds: Thresholds = field(default_factory=Thresholds)
     mode: str = 'extractive'                   # or 'generative'
-    llm: object = None                         # an LLMClient, for generative mode
-    open_llm: object = None                    # an LLMClient for the open-knowledge fallback; None disables it
+    llm: LLMClient|None = None                 # the model client of generative mode
+    open_llm: LLMClient|None = None            # the model client of the open-knowledge fallback; None disables it
     k: int = Config.top_k                      # passages retrieved per question: the default lives in Config only
     generative_passages: int = 3
-    abstainer: object = None                   # a calibrated voicerag.answering.abstain.Abstainer; None: the floor of `thresholds` only
-    transcriber: object = None                 # the default speech-to-text provider of `ask_audio`
-    reader: object = None                      # a voicerag.answering.reading.PassageReader: reads the top passages whole, picks the span
+    abstainer: AbstainerLike|None = None       # a calibrated answering.abstain.Abstainer; None: the `thresholds` floor
+    transcriber: TranscriberLike|None = None   # the default speech-to-text of `ask_audio` (a voice.stt.Transcriber)
+    reader: ReaderLike|None = None             # an answering.reading.PassageReader: picks the span in the top passages
     read_passages: int = READ_PASSAGES         # how many of the top documents the reader reads
-    answerability: object = None               # a voicerag.answering.answerability.Answerability: declines answers that do not answer
-    heard_answer: str = HEARD_ANSWER            # a question searched by sound is answered: 'sentence' (the one it sounds like) or 'reader' (a short span)
+    answerability: AnswerabilityLike|None = None   # an answering.answerability.Answerability: declines non-answers
+    # a question searched by sound is answered: 'sentence' (the one it sounds like) or 'reader' (a short span)
+    heard_answer: str = HEARD_ANSWER
 
     def __post_init__(self):
-        if self.mode not in ('extractive', 'generative'): raise ValueError(f"mode must be 'extractive' or 'generative', got {self.mode!r}")
+        if self.mode not in ('extractive', 'generative'):
+            raise ValueError(f"mode must be 'extractive' or 'generative', got {self.mode!r}")
         if self.mode == 'generative' and self.llm is None: raise ValueError('generative mode needs an llm client')
-        if self.heard_answer not in HEARD_ANSWERS: raise ValueError(f'heard_answer must be one of {HEARD_ANSWERS}, got {self.heard_answer!r}')
+        if self.heard_answer not in HEARD_ANSWERS:
+            raise ValueError(f'heard_answer must be one of {HEARD_ANSWERS}, got {self.heard_answer!r}')
 
     def ask(self, text:str, lang:str|None=None, langs=None, request_id:str|None=None) -> Result:
-        "Answer `text`; `lang` forces the asker's language, `langs` restricts passage languages; one INFO log record per call."
+        """Answer `text`; `lang` forces the asker's language, `langs` restricts passage languages; one INFO log record
+        per call."""
         t0 = time.perf_counter()
         return self._logged(self._ask_text(text, lang, langs), request_id, 'text', t0)
 
@@ -131,12 +149,14 @@ class Pipeline:
         total_ms = (time.perf_counter() - t0) * 1e3
         try: record = request_record(result, rid, kind, total_ms)
         except Exception as e: record = {**dict.fromkeys(REQUEST_LOG_FIELDS), 'request_id': rid, 'kind': kind,
-                                         'state': result.state.value, 'total_ms': round(total_ms, 2), 'error': type(e).__name__}
+                                         'state': result.state.value, 'total_ms': round(total_ms, 2),
+                                         'error': type(e).__name__}
         _log.info('request %s %s %s %.1f ms', rid, kind, record['state'], total_ms, extra={'voicerag': record})
         return result
 
     def _ask_text(self, text:str, lang:str|None, langs, heard_hindi:bool=False, heard_by:str|None=None) -> Result:
-        "`ask` without the log record: `ask_audio` logs its request once, as audio (`heard_hindi`: the transcript's language is Hindi; `heard_by`: its recogniser)."
+        """`ask` without the log record: `ask_audio` logs its request once, as audio (`heard_hindi`: the transcript's
+        language is Hindi; `heard_by`: its recogniser)."""
         timer, asker = StageTimer(), asker_language(text, lang)
         try:
             if not isinstance(text, str): raise TypeError(f'a question must be text, got {type(text).__name__}')
@@ -148,62 +168,77 @@ class Pipeline:
             return self._finish(State.error, asker, timer, meta={'error': type(e).__name__, 'detail': str(e)[:500]})
 
     def _ask_latin_hindi(self, text:str, langs, timer:StageTimer) -> Result:
-        "Hindi typed (or heard) in Latin letters: asked by its Devanagari reading (`romanized.Transliterator` over the index's Hindi words), answered in Hindi."
+        """Hindi typed (or heard) in Latin letters: asked by its Devanagari reading (`romanized.Transliterator` over the
+        index's Hindi words), answered in Hindi."""
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
         if not verdict: return self._finish(State.refused_guardrail, 'hi', timer, verdict=verdict)
         with timer('transliterate'): query = self._reading(text)
         return self._romanized(self._ask(query, 'hi', langs, timer, latin=True), query)
 
     def _reading(self, text:str) -> str:
-        "`text` with its Latin words read as the index's Hindi words (`romanized.Transliterator`, built once per index); Devanagari as it is."
+        """`text` with its Latin words read as the index's Hindi words (`romanized.Transliterator`, built once per
+        index); Devanagari as it is."""
         return derived(self.retriever.index, 'hindi_transliterator', hindi_transliterator)(text)
 
     def _romanized(self, result:Result, query:str) -> Result:
-        "`result` of a question read in Devanagari: the reading, and the answer in Latin letters as a reading aid, in meta."
-        result.meta.update(romanized=True, devanagari_query=query, **({'answer_latin': romanize(result.answer)} if result.answer else {}))
+        """`result` of a question read in Devanagari: the reading, and the answer in Latin letters as a reading aid, in
+        meta."""
+        result.meta.update(romanized=True, devanagari_query=query,
+                           **({'answer_latin': romanize(result.answer)} if result.answer else {}))
         return result
 
     def _hears_by_sound(self, langs, heard_by:str|None) -> bool:
-        "Whether a question heard as Hindi by the recogniser `heard_by` is searched by sound: the abstainer has a heard threshold for Hindi, fitted on that recogniser, and Hindi passages may answer."
+        """Whether a question heard as Hindi by the recogniser `heard_by` is searched by sound: the abstainer has a
+        heard threshold for Hindi, fitted on that recogniser, and Hindi passages may answer."""
         a = self.abstainer
         return a is not None and 'hi' in a.heard and a.heard_by in (None, heard_by) and (langs is None or 'hi' in langs)
 
     def _ask_heard(self, text:str, timer:StageTimer) -> Result:
-        "A question heard as Hindi: the Hindi passages searched by how it sounds (`romanized.SoundIndex`), judged by the sound margin (`Abstainer.check_heard`), answered with its Devanagari reading as the question."
+        """A question heard as Hindi: the Hindi passages searched by how it sounds (`romanized.SoundIndex`), judged by
+        the sound margin (`Abstainer.check_heard`), answered with its Devanagari reading as the question."""
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
         if not verdict: return self._finish(State.refused_guardrail, 'hi', timer, verdict=verdict)
         with timer('transliterate'): query = self._reading(text)
         with timer('search'): hits, confidence = self.sound_search(text)
         with timer('guard_post'):
             verdict = self.abstainer.check_heard(confidence['sound_margin'], 'hi') if hits else \
-                      Verdict(False, 'no_context', 'Nothing in the question sounds like a passage.', {'name': self.abstainer.name, 'rule': 'sound_margin', 'judged': False})
+                      Verdict(False, 'no_context', 'Nothing in the question sounds like a passage.',
+                              {'name': self.abstainer.name, 'rule': 'sound_margin', 'judged': False})
         meta = {'abstainer': verdict.facts, 'searched_by': 'sound'}
         if not verdict: result = self._fallback(query, 'hi', timer, confidence, verdict, meta)
-        elif self.heard_answer == 'sentence': result = self._heard_sentence(text, query, hits[0], timer, confidence, meta)
+        elif self.heard_answer == 'sentence':
+            result = self._heard_sentence(text, query, hits[0], timer, confidence, meta)
         else:
             with timer('encode'): qvec = self.retriever.encoder.encode_queries([query])[0]
             result = self._respond(query, 'hi', Search(hits, {}, qvec, confidence, {}), timer, meta)
         return self._romanized(result, query) if dominant_script(text) == 'latin' else result
 
     def _heard_sentence(self, text:str, query:str, hit:Hit, timer:StageTimer, confidence:dict, meta:dict) -> Result:
-        "The sentence of the passage `hit` names that sounds most like the transcript `text` (`SoundIndex.closest_sentence`), cited whole: what was heard picks where the answer is, not what it is."
+        """The sentence of the passage `hit` names that sounds most like the transcript `text`
+        (`SoundIndex.closest_sentence`), cited whole: what was heard picks where the answer is, not what it is."""
         index = self.retriever.index
         with timer('answer'):
             passage = index.passages[hit.passage_id]
             found = derived(index, 'hindi_sound_index', hindi_sound_index).closest_sentence(text, passage.text)
-        if found is None: return self._fallback(query, 'hi', timer, confidence, None, {**meta, 'answerer': 'no sentence sounds like the question'})
+        if found is None: return self._fallback(query, 'hi', timer, confidence, None,
+                                                {**meta, 'answerer': 'no sentence sounds like the question'})
         a, b, cosine = found
         cited = Citation(passage.id, a, b, passage.lang)
-        answer = Answer(passage.text[a:b], 'extractive', [cited], passage.lang, {'answered_by': 'sentence heard by sound', 'sentence_sound': round(cosine, 4)}, cited, passage.text[a:b])
-        return self._finish(State.answered, 'hi', timer, answer, confidence=confidence, meta=meta, message=HEARD_SENTENCE_MESSAGE)
+        answer = Answer(passage.text[a:b], 'extractive', [cited], passage.lang,
+                        {'answered_by': 'sentence heard by sound', 'sentence_sound': round(cosine, 4)}, cited,
+                        passage.text[a:b])
+        return self._finish(State.answered, 'hi', timer, answer, confidence=confidence, meta=meta,
+                            message=HEARD_SENTENCE_MESSAGE)
 
     def sound_search(self, text:str) -> tuple[list[Hit], dict]:
-        """The `k` Hindi passages that sound most like `text` (`romanized.SoundIndex`, built once per index) as hits, each naming its
-        passage's first chunk (a sound match is one of the whole passage); and the evidence: the best cosine and its margin over the second."""
+        """The `k` Hindi passages that sound most like `text` (`romanized.SoundIndex`, built once per index) as hits,
+        each naming its passage's first chunk (a sound match is one of the whole passage); and the evidence: the best
+        cosine and its margin over the second."""
         index = self.retriever.index
         found = derived(index, 'hindi_sound_index', hindi_sound_index).search(text, self.k)
         first = derived(index, 'first_chunk_of_passage', lambda ix: {c.passage_id: c.id for c in reversed(ix.chunks)})
-        hits = [Hit(index.passages[pid].doc_id, pid, first[pid], score, rank, {'sound': score, 'lang': 'hi'}) for rank, (pid, score) in enumerate(found, 1)]
+        hits = [Hit(index.passages[pid].doc_id, pid, first[pid], score, rank, {'sound': score, 'lang': 'hi'})
+                for rank, (pid, score) in enumerate(found, 1)]
         scores = [h.score for h in hits] + [0.0, 0.0]
         return hits, {'sound_top': scores[0], 'sound_margin': scores[0] - scores[1]}
 
@@ -222,21 +257,24 @@ class Pipeline:
                       answer.context_text if shown and answer.context else None, answer.context if shown else None)
 
     def _ask(self, text:str, lang:str, langs, timer:StageTimer, latin:bool=False) -> Result:
-        "Search, judge, answer and check `text` in `lang` (`latin`: read from Latin letters, judged by its own answerability threshold)."
+        """Search, judge, answer and check `text` in `lang` (`latin`: read from Latin letters, judged by its own
+        answerability threshold)."""
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
         if not verdict: return self._finish(State.refused_guardrail, lang, timer, verdict=verdict)
         search = self.retriever.search(text, k=self.k, langs=langs)
         timer.ms.update(search.timings)
         with timer('guard_post'): verdict, abstained = self._judge(search.confidence, text, lang)
         if not verdict:
-            if verdict.reason == 'no_context': return self._fallback(text, lang, timer, search.confidence, verdict, abstained)
-            return self._finish(verdict.state, lang, timer, verdict=verdict, confidence=search.confidence, meta=abstained)
+            if verdict.reason == 'no_context':
+                return self._fallback(text, lang, timer, search.confidence, verdict, abstained)
+            return self._finish(verdict.state, lang, timer, verdict=verdict, confidence=search.confidence,
+                                meta=abstained)
         return self._respond(text, lang, search, timer, abstained, latin)
 
     def _judge(self, confidence:dict, text:str, lang:str) -> tuple[Verdict, dict]:
-        """The retrieval verdict, and `meta['abstainer']`, which names the abstainer in use whenever there is one. Below the floor: no
-        context. Otherwise the abstainer judges before the margin does: a question out of scope is that, however close its best two
-        documents score, and only one it lets through can be ambiguous."""
+        """The retrieval verdict, and `meta['abstainer']`, which names the abstainer in use whenever there is one. Below
+        the floor: no context. Otherwise the abstainer judges before the margin does: a question out of scope is
+        that, however close its best two documents score, and only one it lets through can be ambiguous."""
         floor = check_retrieval(confidence, self.thresholds, lang)
         if self.abstainer is None: return floor, {'abstainer': {'rule': 'floor'}}
         if not floor and floor.reason == 'no_context':
@@ -244,32 +282,38 @@ class Pipeline:
         judged = self.abstainer.check(confidence, text, lang)
         return (floor if judged else judged), {'abstainer': judged.facts}
 
-    def _respond(self, text:str, lang:str, search, timer:StageTimer, abstained:dict, latin:bool=False) -> Result:
-        "Answer `text` from a search the abstainer let through, then judge and check the answer (`abstained`: the verdict's facts, for meta)."
+    def _respond(self, text:str, lang:str, search:Search, timer:StageTimer, abstained:dict, latin:bool=False) -> Result:
+        """Answer `text` from a search the abstainer let through, then judge and check the answer (`abstained`: the
+        verdict's facts, for meta)."""
         try: answer = self._answer(text, lang, search, timer)
         except GenerationError as e: return self._generation_failed(e, lang, timer, search.confidence)
         if isinstance(answer, Unanswerable) or answer is None:
             return self._fallback(text, lang, timer, search.confidence, None, {'answerer': 'passages hold no answer'})
-        confidence = {**search.confidence, **({'answerability': answer.meta['answerability']} if 'answerability' in answer.meta else {})}
+        confidence = {**search.confidence,
+                      **({'answerability': answer.meta['answerability']} if 'answerability' in answer.meta else {})}
         with timer('answerable'): verdict = self._answerable(answer, lang, latin)
-        if not verdict: return self._finish(State.refused_unanswerable, lang, timer, answer, verdict=verdict, confidence=confidence, meta=abstained)
+        if not verdict: return self._finish(State.refused_unanswerable, lang, timer, answer, verdict=verdict,
+                                            confidence=confidence, meta=abstained)
         with timer('verify'):
             cited = [self.retriever.index.passages[c.passage_id].text for c in answer.citations]
             verdict = check_grounding(answer.text, cited, self.thresholds.min_coverage) if cited else \
                       Verdict(False, 'low_coverage', 'the answer cites no passage')
-        if not verdict: return self._finish(State.refused_ungrounded, lang, timer, verdict=verdict, confidence=confidence,
-                                            meta={'discarded': answer.method, **abstained})
+        if not verdict: return self._finish(State.refused_ungrounded, lang, timer, verdict=verdict,
+                                            confidence=confidence, meta={'discarded': answer.method, **abstained})
         return self._finish(State.answered, lang, timer, answer, confidence=confidence, meta=abstained)
 
     def _answerable(self, answer:Answer, lang:str, latin:bool=False) -> Verdict:
-        "Declines when the answerability model judges that the short answer does not answer the question (`latin`: read from Latin letters)."
+        """Declines when the answerability model judges that the short answer does not answer the question (`latin`:
+        read from Latin letters)."""
         p = answer.meta.get('answerability')
         if p is None: return Verdict(True)
         t, whose = self.answerability.rule_for(lang, latin)
-        return Verdict(True) if p >= t else Verdict(False, 'unanswerable', f'answerability {p:.3f} is below the threshold {t:.3f} for {whose}')
+        return Verdict(True) if p >= t else Verdict(False, 'unanswerable',
+                                                    f'answerability {p:.3f} is below the threshold {t:.3f} for {whose}')
 
-    def _answer(self, text:str, lang:str, search, timer:StageTimer):
-        "The reader's span over the top passages (without a reader: the best sentence of the top one), or a grounded generation."
+    def _answer(self, text:str, lang:str, search:Search, timer:StageTimer):
+        """The reader's span over the top passages (without a reader: the best sentence of the top one), or a grounded
+        generation."""
         index = self.retriever.index
         if self.mode == 'extractive' and self.reader is not None:
             with timer('read'): return self._read(text, lang, search.hits)
@@ -287,8 +331,9 @@ class Pipeline:
         finally: timer.ms['llm'] = timer.ms.get('llm', 0.0) + (time.perf_counter() - t0) * 1e3
 
     def _read(self, text:str, lang:str, hits:list) -> Answer|None:
-        """The reader's span over the top `read_passages` documents (`read_ranked`), each in the asker's language where it has a version;
-        the sentence around it as context; the answerability probability of its score. None when no passage has a word to read."""
+        """The reader's span over the top `read_passages` documents (`read_ranked`), each in the asker's language where
+        it has a version; the sentence around it as context; the answerability probability of its score. None when no
+        passage has a word to read."""
         index = self.retriever.index
         hits = hits[:self.read_passages]
         passages = [pick_version(index.versions(h.doc_id), lang, index.passages[h.passage_id]) for h in hits]
@@ -297,16 +342,19 @@ class Pipeline:
         p = passages[found.passage]
         a, b = context_of(p.text, found.start, found.end)
         signals = answer_signals(found)
-        meta = {'reader': self.reader.name, 'answer_features': signals, 'passages_read': [x.id for x in passages[:found.read]], 'windows': found.windows,
+        meta = {'reader': self.reader.name, 'answer_features': signals,
+                'passages_read': [x.id for x in passages[:found.read]], 'windows': found.windows,
                 'passage_rank': found.passage + 1, 'version': p.lang, 'matched_passage': hits[found.passage].passage_id}
         if self.answerability is not None: meta['answerability'] = self.answerability.probability(signals)
-        return Answer(p.text[found.start:found.end], 'extractive', [Citation(p.id, found.start, found.end, p.lang)], p.lang, meta,
-                      Citation(p.id, a, b, p.lang), p.text[a:b])
+        return Answer(p.text[found.start:found.end], 'extractive', [Citation(p.id, found.start, found.end, p.lang)],
+                      p.lang, meta, Citation(p.id, a, b, p.lang), p.text[a:b])
 
-    def _fallback(self, text:str, lang:str, timer:StageTimer, confidence:dict, verdict:Verdict|None, meta:dict|None=None) -> Result:
+    def _fallback(self, text:str, lang:str, timer:StageTimer, confidence:dict, verdict:Verdict|None,
+                  meta:dict|None=None) -> Result:
         "Where the corpus is silent: the open-knowledge answer if enabled, else refused_no_context."
         if self.open_llm is None:
-            return self._finish(State.refused_no_context, lang, timer, verdict=verdict, confidence=confidence, meta=meta)
+            return self._finish(State.refused_no_context, lang, timer, verdict=verdict, confidence=confidence,
+                                meta=meta)
         t0 = time.perf_counter()
         try: answer = generate_open(self.open_llm, text, lang)
         except GenerationError as e: return self._generation_failed(e, lang, timer, confidence)
@@ -314,16 +362,19 @@ class Pipeline:
         return self._finish(State.answered_open_llm, lang, timer, answer, confidence=confidence, meta=meta)
 
     def _generation_failed(self, e:GenerationError, lang:str, timer:StageTimer, confidence:dict) -> Result:
-        "A failed model call: `error`, with the client's clean message (e.g. 'try again in a moment') and details in meta."
+        """A failed model call: `error`, with the client's clean message (e.g. 'try again in a moment') and details in
+        meta."""
         return self._finish(State.error, lang, timer, confidence=confidence, message=e.user_message(lang),
                             meta={'error': 'GenerationError', **e.details})
 
-    def ask_audio(self, audio:bytes, transcriber=None, lang:str|None=None, langs=None, request_id:str|None=None) -> Result:
-        "Transcribe `audio` with `transcriber` (default: the pipeline's; `.transcribe(audio, lang)` -> `.text`, `.lang`), then `ask`; one INFO log record."
+    def ask_audio(self, audio:bytes, transcriber:TranscriberLike|None=None, lang:str|None=None, langs=None,
+                  request_id:str|None=None) -> Result:
+        """Transcribe `audio` with `transcriber` (default: the pipeline's; `.transcribe(audio, lang)` -> `.text`,
+        `.lang`), then `ask`; one INFO log record."""
         t0 = time.perf_counter()
         return self._logged(self._ask_audio(audio, transcriber, lang, langs), request_id, 'audio', t0)
 
-    def _ask_audio(self, audio:bytes, transcriber, lang:str|None, langs) -> Result:
+    def _ask_audio(self, audio:bytes, transcriber:TranscriberLike|None, lang:str|None, langs) -> Result:
         timer = StageTimer()
         t0 = time.perf_counter()
         transcriber = transcriber or self.transcriber
@@ -334,12 +385,15 @@ class Pipeline:
             timer.ms['stt'] = (time.perf_counter() - t0) * 1e3
             why = str(e) if isinstance(e, VoiceragError) else 'the transcriber failed unexpectedly'
             user_lang = lang if lang in ('en', 'hi') else 'en'
-            return self._finish(State.stt_failed, user_lang, timer, message=f'{MESSAGES[State.stt_failed][user_lang]} ({why})',
+            return self._finish(State.stt_failed, user_lang, timer,
+                                message=f'{MESSAGES[State.stt_failed][user_lang]} ({why})',
                                 meta={'error': type(e).__name__, 'detail': why})
         stt_ms = (time.perf_counter() - t0) * 1e3
         heard = lang or getattr(transcript, 'lang', None)
-        if lang is None and romanized_hindi(transcript.text): heard = 'hi'     # the recogniser's language guess yields to the words it wrote
-        result = self._ask_text(transcript.text, heard, langs, heard_hindi=heard == 'hi', heard_by=getattr(transcript, 'provider', None))
+        # the recogniser's language guess yields to the words it wrote
+        if lang is None and romanized_hindi(transcript.text): heard = 'hi'
+        result = self._ask_text(transcript.text, heard, langs, heard_hindi=heard == 'hi',
+                                heard_by=getattr(transcript, 'provider', None))
         result.timings = {'stt': stt_ms, **result.timings}
         result.meta.update(transcript=transcript.text, stt_lang=getattr(transcript, 'lang', None),
                            stt_provider=getattr(transcript, 'provider', None))

@@ -88,7 +88,8 @@ def _next_starts_uppercase(text:str, pos:int) -> bool:
 def _is_sentence_end(text:str, m) -> bool:
     mark = m.group(0).rstrip('"\'”’)]')
     if mark[-1] in '?!।॥': return True
-    if mark.count('.') >= 2: return _next_starts_uppercase(text, m.end())     # an ellipsis ends a sentence only before a capital
+    # an ellipsis ends a sentence only before a capital
+    if mark.count('.') >= 2: return _next_starts_uppercase(text, m.end())
     return not (_is_abbreviation(text, m.start() + 1) or _next_starts_lowercase(text, m.end()))
 
 def sentence_spans(text:str) -> list[tuple[int, int]]:

@@ -20,7 +20,8 @@ __all__ = ['FEATURES', 'RERANK_FEATURES', 'QUERY_FEATURES', 'ABSTENTION_FORMAT',
 
 # %% ../../nbs/answering/12a_abstain.ipynb #10db27a0
 FEATURES = ('top_score', 'margin', 'dense_top', 'bm25_top', 'devanagari', 'log_words')
-RERANK_FEATURES = ('rerank_top', 'rerank_margin')       # numbers where the re-ranker ordered the hits, else None (voicerag.retrieval.rerank)
+# numbers where the re-ranker ordered the hits, else None (voicerag.retrieval.rerank)
+RERANK_FEATURES = ('rerank_top', 'rerank_margin')
 QUERY_FEATURES = {'devanagari': lambda query: float('devanagari' in scripts_of(query)),      # from the query itself:
                   'log_words': lambda query: math.log1p(len(tokenize(query)))}              # every search has them
 
@@ -48,7 +49,8 @@ class LogisticAbstainer:
 
     def probability(self, X) -> np.ndarray:
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        if X.shape[1] != len(self.features): raise ValueError(f'expected {len(self.features)} features, got {X.shape[1]}')
+        if X.shape[1] != len(self.features):
+            raise ValueError(f'expected {len(self.features)} features, got {X.shape[1]}')
         return 1 / (1 + np.exp(-(((X - self.mean) / self.scale) @ self.coef + self.intercept)))
 
     def to_dict(self) -> dict:
@@ -57,11 +59,15 @@ class LogisticAbstainer:
 
     @classmethod
     def from_dict(cls, d:Mapping) -> LogisticAbstainer:
-        try: return cls(*(np.asarray(d[k], dtype=float) for k in ('mean', 'scale', 'coef')), float(d['intercept']), tuple(d['features']))
-        except (KeyError, TypeError, ValueError) as e: raise DataError(f'malformed logistic model: {e!r}', field='meta.logistic.model') from None
+        try: return cls(*(np.asarray(d[k], dtype=float) for k in ('mean', 'scale', 'coef')), float(d['intercept']),
+                        tuple(d['features']))
+        except (KeyError, TypeError, ValueError) as e: raise DataError(f'malformed logistic model: {e!r}',
+                                                                       field='meta.logistic.model') from None
 
-def fit_logistic(X_answerable, X_out_of_scope, l2:float=1.0, steps:int=25, features:Sequence[str]=FEATURES) -> LogisticAbstainer:
-    "Fit P(answerable) from the columns `features` by Newton's method with an L2 penalty `l2` on the standardised weights."
+def fit_logistic(X_answerable, X_out_of_scope, l2:float=1.0, steps:int=25,
+                 features:Sequence[str]=FEATURES) -> LogisticAbstainer:
+    """Fit P(answerable) from the columns `features` by Newton's method with an L2 penalty `l2` on the standardised
+    weights."""
     Xp, Xn = np.atleast_2d(np.asarray(X_answerable, float)), np.atleast_2d(np.asarray(X_out_of_scope, float))
     if not (len(Xp) and len(Xn)): raise ValueError('fit_logistic needs answerable and out-of-scope examples')
     if Xp.shape[1] != len(features) or Xn.shape[1] != len(features):
@@ -91,14 +97,19 @@ class Abstainer:
     thresholds: dict                       # asker language -> threshold on the rule's score; 'default' = strictest
     model: LogisticAbstainer|None = None
     meta: dict = field(default_factory=dict)
-    heard: dict = field(default_factory=dict)   # asker language -> least sound margin of a question heard from speech (`load_heard`)
-    heard_by: str|None = None                   # the recogniser (a transcript's provider) `heard` was fitted on; None: any
+    # asker language -> least sound margin of a question heard from speech (`load_heard`)
+    heard: dict = field(default_factory=dict)
+    # the recogniser (a transcript's provider) `heard` was fitted on; None: any
+    heard_by: str|None = None
 
     def __post_init__(self):
-        if self.rule not in RULES: raise DataError(f'unknown abstention rule {self.rule!r}; use one of {RULES}', field='rule')
-        if self.rule == 'logistic' and self.model is None: raise DataError('the logistic rule needs its model', field='model')
+        if self.rule not in RULES: raise DataError(f'unknown abstention rule {self.rule!r}; use one of {RULES}',
+                                                   field='rule')
+        if self.rule == 'logistic' and self.model is None: raise DataError('the logistic rule needs its model',
+                                                                           field='model')
         if not self.thresholds: raise DataError('an abstainer needs at least one threshold', field='thresholds')
-        self.thresholds = {'default': max(self.thresholds.values()), **{k: float(v) for k, v in self.thresholds.items()}}
+        self.thresholds = {'default': max(self.thresholds.values()),
+                           **{k: float(v) for k, v in self.thresholds.items()}}
 
     @property
     def features(self) -> tuple:
@@ -106,11 +117,13 @@ class Abstainer:
         return ('top_score',) if self.rule == 'top_score' else tuple(self.model.features)
 
     def missing(self, confidence:Mapping) -> list[str]:
-        "The features the rule needs that one search's `confidence` lacks (absent, None or NaN); empty when it can be judged."
+        """The features the rule needs that one search's `confidence` lacks (absent, None or NaN); empty when it can be
+        judged."""
         return missing_evidence(confidence, self.features)
 
     def score(self, confidence:Mapping, query:str) -> float:
-        "The rule's score for one search: the fused top score, or P(answerable); `KeyError` when the search lacks its evidence."
+        """The rule's score for one search: the fused top score, or P(answerable); `KeyError` when the search lacks its
+        evidence."""
         x = evidence_features(confidence, query, self.features)
         return float(x[0]) if self.rule == 'top_score' else float(self.model.probability(x)[0])
 
@@ -120,21 +133,27 @@ class Abstainer:
 
     @property
     def name(self) -> str:
-        "Which abstainer this is, as `Result.meta` names it: its file's `name` (e.g. 'portable'), else the index it was fitted for."
+        """Which abstainer this is, as `Result.meta` names it: its file's `name` (e.g. 'portable'), else the index it
+        was fitted for."""
         return str(self.meta.get('name') or self.meta.get('index') or 'unnamed')
 
     def check(self, confidence:Mapping, query:str, lang:str) -> Verdict:
-        "`no_context` below the asker language's threshold; passed unjudged (`facts['judged']` False) when the search lacks the rule's evidence."
-        if missing := self.missing(confidence): return Verdict(True, facts={'name': self.name, 'rule': self.rule, 'judged': False, 'missing': missing})
+        """`no_context` below the asker language's threshold; passed unjudged (`facts['judged']` False) when the search
+        lacks the rule's evidence."""
+        if missing := self.missing(confidence): return Verdict(True, facts={'name': self.name, 'rule': self.rule,
+                                                                            'judged': False, 'missing': missing})
         return self._judged(self.rule, self.score(confidence, query), self.threshold_for(lang))
 
     def check_heard(self, margin:float, lang:str) -> Verdict:
-        "A question heard from speech, searched by sound: `no_context` when its `margin` (best sound cosine minus the second) is below `lang`'s heard threshold."
+        """A question heard from speech, searched by sound: `no_context` when its `margin` (best sound cosine minus the
+        second) is below `lang`'s heard threshold."""
         return self._judged('sound_margin', margin, self.heard[lang], heard=True)
 
     def _judged(self, rule:str, score:float, threshold:float, **facts) -> Verdict:
-        facts = {'name': self.name, 'rule': rule, 'judged': True, 'score': round(score, 4), 'threshold': round(threshold, 4), **facts}
-        if score < threshold: return Verdict(False, 'no_context', 'The best passage does not match the question well enough.', facts)
+        facts = {'name': self.name, 'rule': rule, 'judged': True, 'score': round(score, 4),
+                 'threshold': round(threshold, 4), **facts}
+        if score < threshold: return Verdict(False, 'no_context',
+                                             'The best passage does not match the question well enough.', facts)
         return Verdict(True, facts=facts)
 
     def to_dict(self) -> dict:
@@ -148,33 +167,43 @@ class Abstainer:
         "Read an abstainer file; a clear `DataError` naming the file when it cannot be used."
         path = Path(path)
         try: obj = json.loads(path.read_text(encoding='utf-8'))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e: raise DataError(f'cannot read abstention file: {e}', path=path) from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise DataError(f'cannot read abstention file: {e}', path=path) from None
         if not isinstance(obj, dict) or obj.get('format') != ABSTENTION_FORMAT:
-            raise DataError(f'not an abstention file (expected format {ABSTENTION_FORMAT!r})', path=path, field='format')
+            raise DataError(f'not an abstention file (expected format {ABSTENTION_FORMAT!r})', path=path,
+                            field='format')
         try:
             model = LogisticAbstainer.from_dict(obj['model']) if obj.get('model') is not None else None
             return cls(obj['rule'], dict(obj['thresholds']), model, dict(obj.get('meta') or {}))
-        except (KeyError, TypeError, ValueError) as e: raise DataError(f'malformed abstention file: {e}', path=path) from None
+        except (KeyError, TypeError, ValueError) as e: raise DataError(f'malformed abstention file: {e}',
+                                                                       path=path) from None
 
 # %% ../../nbs/answering/12a_abstain.ipynb #c1a2b3d2
 HEARD_FORMAT = 'voicerag.heard/2'          # /2: the least sound margin (/1 held a threshold of the typed score)
 
 def abstainer_digest(abstainer:Abstainer) -> str:
-    "The first 16 hex digits of the SHA-256 of an abstainer's file contents (heard thresholds are not in it): which fit a heard file belongs to."
+    """The first 16 hex digits of the SHA-256 of an abstainer's file contents (heard thresholds are not in it): which
+    fit a heard file belongs to."""
     return hashlib.sha256(json.dumps(abstainer.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 def save_heard(abstainer:Abstainer, thresholds:Mapping[str, float], provider:str, meta:Mapping, path) -> Path:
-    "Write heard thresholds (least sound margins) fitted alongside `abstainer` on transcripts of the recogniser `provider` to `path`, atomically."
-    return atomic_write_json(path, {'format': HEARD_FORMAT, 'abstainer': abstainer_digest(abstainer), 'provider': provider,
-                                    'thresholds': {k: float(v) for k, v in thresholds.items()}, 'meta': dict(meta)})
+    """Write heard thresholds (least sound margins) fitted alongside `abstainer` on transcripts of the recogniser
+    `provider` to `path`, atomically."""
+    return atomic_write_json(path, {'format': HEARD_FORMAT, 'abstainer': abstainer_digest(abstainer),
+                                    'provider': provider, 'thresholds': {k: float(v) for k, v in thresholds.items()},
+                                    'meta': dict(meta)})
 
 def load_heard(abstainer:Abstainer, path) -> Abstainer:
-    "`abstainer` with the heard thresholds of the file at `path`, and the recogniser they were fitted on, when they were fitted for it (else unchanged); a damaged file is a `DataError`."
+    """`abstainer` with the heard thresholds of the file at `path`, and the recogniser they were fitted on, when they
+    were fitted for it (else unchanged); a damaged file is a `DataError`."""
     path = Path(path)
     if not path.exists(): return abstainer
     try: obj = json.loads(path.read_text(encoding='utf-8'))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e: raise DataError(f'cannot read heard thresholds: {e}', path=path) from None
-    if not isinstance(obj, dict) or obj.get('format') != HEARD_FORMAT or not isinstance(obj.get('thresholds'), dict) or not isinstance(obj.get('provider'), str):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise DataError(f'cannot read heard thresholds: {e}', path=path) from None
+    if (not isinstance(obj, dict) or obj.get('format') != HEARD_FORMAT or not isinstance(obj.get('thresholds'), dict)
+            or not isinstance(obj.get('provider'), str)):
         raise DataError(f'not a heard-thresholds file (expected format {HEARD_FORMAT!r})', path=path, field='format')
-    if obj.get('abstainer') == abstainer_digest(abstainer): abstainer.heard, abstainer.heard_by = {k: float(v) for k, v in obj['thresholds'].items()}, obj['provider']
+    if obj.get('abstainer') == abstainer_digest(abstainer):
+        abstainer.heard, abstainer.heard_by = {k: float(v) for k, v in obj['thresholds'].items()}, obj['provider']
     return abstainer

@@ -43,35 +43,43 @@ def answerability_path() -> Path:
 
 @dataclass
 class Answerability:
-    "P(the short answer answers the question) from `ANSWER_FEATURES`, and the threshold per asker language below which we decline."
+    """P(the short answer answers the question) from `ANSWER_FEATURES`, and the threshold per asker language below which
+    we decline."""
     model: LogisticAbstainer
     thresholds: dict
     meta: dict = field(default_factory=dict)
-    latin: dict = field(default_factory=dict)  # asker language -> threshold for a question read from Latin letters (fitted in `08a_romanized`)
+    latin: dict = field(default_factory=dict)  # asker language -> threshold for a question read from Latin letters
+                                               # (fitted in `08a_romanized`)
 
     def probability(self, features:dict) -> float:
         return float(self.model.probability([[features[k] for k in self.model.features]])[0])
 
     def rule_for(self, lang:str, latin:bool=False) -> tuple[float, str]:
-        "The least probability answered for an asker of `lang`, and whose threshold it is; `latin`: read from Latin letters, with its own threshold when one is fitted."
+        """The least probability answered for an asker of `lang`, and whose threshold it is; `latin`: read from Latin
+        letters, with its own threshold when one is fitted."""
         if latin and lang in self.latin: return self.latin[lang], f'{lang} read from Latin letters'
         return self.thresholds.get(lang, max(self.thresholds.values())), lang
 
     def threshold_for(self, lang:str, latin:bool=False) -> float: return self.rule_for(lang, latin)[0]
 
     def save(self, path=None) -> Path:
-        return atomic_write_json(path or answerability_path(), {'format': ANSWERABILITY_FORMAT, 'model': self.model.to_dict(),
-                                                                'thresholds': self.thresholds, 'latin': self.latin, 'meta': self.meta})
+        return atomic_write_json(path or answerability_path(),
+                                 {'format': ANSWERABILITY_FORMAT, 'model': self.model.to_dict(),
+                                  'thresholds': self.thresholds, 'latin': self.latin, 'meta': self.meta})
 
     @classmethod
     def load(cls, path=None) -> 'Answerability':
         path = Path(path or answerability_path())
         try: d = json.loads(path.read_text(encoding='utf-8'))
-        except (OSError, json.JSONDecodeError) as e: raise DataError(f'unreadable answerability model: {e}', path=path) from e
-        if d.get('format') != ANSWERABILITY_FORMAT: raise DataError(f'not an answerability model (format {d.get("format")!r})', path=path, field='format')
+        except (OSError, json.JSONDecodeError) as e: raise DataError(f'unreadable answerability model: {e}',
+                                                                     path=path) from e
+        if d.get('format') != ANSWERABILITY_FORMAT:
+            raise DataError(f'not an answerability model (format {d.get("format")!r})', path=path, field='format')
         floats = lambda m: {k: float(v) for k, v in m.items()}
-        try: return cls(LogisticAbstainer.from_dict(d['model']), floats(d['thresholds']), d.get('meta', {}), floats(d.get('latin', {})))
-        except (KeyError, AttributeError, TypeError, ValueError) as e: raise DataError(f'malformed answerability model: {e!r}', path=path) from None
+        try: return cls(LogisticAbstainer.from_dict(d['model']), floats(d['thresholds']), d.get('meta', {}),
+                        floats(d.get('latin', {})))
+        except (KeyError, AttributeError, TypeError, ValueError) as e:
+            raise DataError(f'malformed answerability model: {e!r}', path=path) from None
 
 def threshold_keeping(scores_answerable, keep:float) -> float:
     "The highest threshold that still keeps (scores >=) at least `keep` of the answerable questions' scores."
@@ -81,35 +89,42 @@ def threshold_keeping(scores_answerable, keep:float) -> float:
 
 # %% ../../nbs/answering/13b_answerability.ipynb #358a66bd
 def labelled_questions(split:str, seed:int=0) -> list[dict]:
-    """Questions of `split` with their gold answers: XQuAD in English and Hindi, and every SQuAD question of the split's XQuAD articles
-    (English, answerable or not; `source` says whether its paragraph is one of XQuAD's, and so in the default index)."""
+    """Questions of `split` with their gold answers: XQuAD in English and Hindi, and every SQuAD question of the split's
+    XQuAD articles (English, answerable or not; `source` says whether its paragraph is one of XQuAD's, and so in the
+    default index)."""
     from voicerag.corpus.data import SQUAD_DEV_FILES, load_squad2_articles, load_xquad, split_dataset
     xq = split_dataset(load_xquad(), seed=seed)[split]
-    rows = [dict(id=q.id, question=q.text, lang=q.lang, golds=list(q.answers), kind='answerable', source=f'xquad_{q.lang}') for q in xq.queries]
+    rows = [dict(id=q.id, question=q.text, lang=q.lang, golds=list(q.answers), kind='answerable',
+                 source=f'xquad_{q.lang}') for q in xq.queries]
     squad = load_squad2_articles(files=SQUAD_DEV_FILES, seed=seed)
     for q in split_dataset(squad, seed=seed)[split].queries:
         where = 'on_xquad' if 'xquad_doc_id' in q.meta else 'other_paragraph'
-        rows.append(dict(id=q.id, question=q.text, lang='en', golds=list(q.answers), kind='unanswerable' if q.answer_absent else 'answerable',
+        rows.append(dict(id=q.id, question=q.text, lang='en', golds=list(q.answers),
+                         kind='unanswerable' if q.answer_absent else 'answerable',
                          source=f"squad_{'unanswerable' if q.answer_absent else 'answerable'}_{where}"))
     return rows
 
 def ask_rows(pipeline, questions:list[dict], progress:bool=True) -> list[dict]:
-    "Ask every question through `pipeline` (reader on, answerability gate off): state, short answer, signals, and whether it is right."
+    """Ask every question through `pipeline` (reader on, answerability gate off): state, short answer, signals, and
+    whether it is right."""
     from voicerag.metrics import is_correct
     rows = []
     for q in progress_bar(questions, desc='asking', disable=not progress, mininterval=5):
         r = pipeline.ask(q['question'], lang=q['lang'])
         right = is_correct(r.answer, q['golds'], q['lang'])
-        rows.append(dict(id=q['id'], lang=q['lang'], kind=q['kind'], source=q['source'], state=r.state.value, answer=r.answer,
-                         features=r.meta.get('answer_features'), right=bool(right), p=r.confidence.get('answerability')))
+        rows.append(dict(id=q['id'], lang=q['lang'], kind=q['kind'], source=q['source'], state=r.state.value,
+                         answer=r.answer, features=r.meta.get('answer_features'), right=bool(right),
+                         p=r.confidence.get('answerability')))
     return rows
 
-def fit_answerability(train_rows:list[dict], calibration_rows:list[dict], keep:dict, features=ANSWER_FEATURES, l2:float=1.0,
-                      meta:dict|None=None) -> Answerability:
-    "Logistic P(right answer) from `features` on the train rows that reached the stage; per language, the highest threshold keeping `keep[lang]` of the calibration answerable XQuAD ones."
+def fit_answerability(train_rows:list[dict], calibration_rows:list[dict], keep:dict, features=ANSWER_FEATURES,
+                      l2:float=1.0, meta:dict|None=None) -> Answerability:
+    """Logistic P(right answer) from `features` on the train rows that reached the stage; per language, the highest
+    threshold keeping `keep[lang]` of the calibration answerable XQuAD ones."""
     reached = [r for r in train_rows if r['features'] is not None]
     X = lambda rows: np.array([[r['features'][k] for k in features] for r in rows])
-    model = fit_logistic(X([r for r in reached if r['right']]), X([r for r in reached if not r['right']]), l2=l2, features=tuple(features))
+    model = fit_logistic(X([r for r in reached if r['right']]), X([r for r in reached if not r['right']]), l2=l2,
+                         features=tuple(features))
     thresholds = {}
     for lang, share in keep.items():
         cal = [r for r in calibration_rows if r['features'] is not None and r['source'] == f'xquad_{lang}']

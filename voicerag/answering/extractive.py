@@ -39,7 +39,8 @@ def grow_span(question:str, sentences:list[str], best:int) -> tuple[int, int]:
     terms = [set(content_tokens(s)) & set(weights) for s in sentences]
     have = terms[best]
     if sum(weights[t] for t in have) / total >= GROW_BELOW: return best, best
-    gains = {j: sum(weights[t] for t in terms[j] - have) / total for j in (best - 1, best + 1) if 0 <= j < len(sentences)}
+    gains = {j: sum(weights[t] for t in terms[j] - have) / total for j in (best - 1, best + 1)
+             if 0 <= j < len(sentences)}
     j = max(sorted(gains), key=gains.get, default=None)
     if j is None or gains[j] < GROW_MIN_GAIN: return best, best
     return min(best, j), max(best, j)
@@ -58,7 +59,8 @@ def _embedding_scores(sentences:list[str], query_vec, encoder) -> np.ndarray:
 
 def extract_answer(question:str, passage:Passage, query_vec=None, encoder=None, matched:Passage|None=None,
                    sentence_vecs=None, semantic_weight:float=0.0, window:tuple[int, int]|None=None) -> Answer|None:
-    "A verbatim span of `passage` answering `question` (only its sentences meeting `window`, when given), or None when no sentence relates to it."
+    """A verbatim span of `passage` answering `question` (only its sentences meeting `window`, when given), or None when
+    no sentence relates to it."""
     spans = sentence_spans(passage.text) or [(0, len(passage.text))]
     if window is not None:
         inside = [a < window[1] and b > window[0] for a, b in spans]
@@ -69,7 +71,8 @@ def extract_answer(question:str, passage:Passage, query_vec=None, encoder=None, 
     scores = lexical_scores(question, sentences) if shares_script else np.zeros(len(sentences))
     method = 'lexical'
     if scores.max(initial=0) > 0 and semantic_weight and _usable(sentence_vecs, query_vec, len(sentences)):
-        scores = scores + semantic_weight * (np.asarray(sentence_vecs, dtype=np.float32) @ np.asarray(query_vec, dtype=np.float32).reshape(-1))
+        scores = scores + semantic_weight * (np.asarray(sentence_vecs, dtype=np.float32)
+                                             @ np.asarray(query_vec, dtype=np.float32).reshape(-1))
     if scores.max(initial=0) <= 0:
         if query_vec is None or encoder is None: return None
         scores, method = _embedding_scores(sentences, query_vec, encoder), 'embedding'
@@ -106,14 +109,17 @@ def sentence_vectors(index, passage:Passage):
 
 # %% ../../nbs/answering/13_extractive.ipynb #05a614cb
 LONG_PASSAGE = 3500      # characters; above every vendored XQuAD paragraph (at most 3,326), which are read whole
-WINDOW_CHARS = None      # characters read around the matched chunk of a longer passage; None: the whole passage (chosen on train below)
+WINDOW_CHARS = None      # characters read around the matched chunk of a longer passage; None: the whole passage
+                         # (chosen on train below)
 
 def _chunk_of_id(index) -> dict:
     "chunk id -> `Chunk`, once per index (`voicerag.retrieval.index.derived`)."
     return derived(index, 'chunk_of_id', lambda ix: {c.id: c for c in ix.chunks})
 
-def answer_window(index, hit, passage:Passage, long_chars:int=LONG_PASSAGE, width:int|None=WINDOW_CHARS) -> tuple[int, int]|None:
-    "The span of `passage` to read for `hit`: None (all of it) when short, another version or `width` None; else the matched chunk's window, widened to `width`."
+def answer_window(index, hit, passage:Passage, long_chars:int=LONG_PASSAGE,
+                  width:int|None=WINDOW_CHARS) -> tuple[int, int]|None:
+    """The span of `passage` to read for `hit`: None (all of it) when short, another version or `width` None; else the
+    matched chunk's window, widened to `width`."""
     if width is None or len(passage.text) <= long_chars or passage.id != hit.passage_id: return None
     chunk = _chunk_of_id(index)[hit.chunk_id]
     a, b = (chunk.context_start, chunk.context_end) if chunk.context_start >= 0 else (chunk.start, chunk.end)

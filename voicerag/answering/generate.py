@@ -42,13 +42,15 @@ RETRYABLE = frozenset({'rate_limited', 'server', 'network'})
 class GenerationError(VoiceragError):
     "A failed model call: `kind`, a clean user-facing message (`str(e)`, `user_message(lang)`), and `details` for meta."
     def __init__(self, kind:str, details:dict|None=None):
-        if kind not in USER_MESSAGES['en']: raise ValueError(f'unknown GenerationError kind {kind!r}; known: {sorted(USER_MESSAGES["en"])}')
+        if kind not in USER_MESSAGES['en']:
+            raise ValueError(f'unknown GenerationError kind {kind!r}; known: {sorted(USER_MESSAGES["en"])}')
         self.kind, self.details = kind, {'kind': kind, **(details or {})}
         super().__init__(self.user_message('en'))
 
     def user_message(self, lang:str='en') -> str:
         "The message for a user, in Hindi or English (English for any other language)."
-        return USER_MESSAGES.get(lang, USER_MESSAGES['en'])[self.kind].format(env_var=self.details.get('env_var', 'the API key'))
+        return USER_MESSAGES.get(lang, USER_MESSAGES['en'])[self.kind].format(
+            env_var=self.details.get('env_var', 'the API key'))
 
     @property
     def retryable(self) -> bool: return self.kind in RETRYABLE
@@ -103,8 +105,10 @@ class _ChatClient(HTTPService):
         return GenerationError('config', {'provider': self.provider, 'model': self.model, 'env_var': self.key_env})
 
     def complete(self, system:str, user:str, schema:dict|None=None) -> Completion:
-        "Call the model once (plus up to `retries` more on a retryable failure, one by default); a `GenerationError` on failure."
-        if schema is not None and not self.structured: raise TypeError(f'{type(self).__name__} does not return structured output')
+        """Call the model once (plus up to `retries` more on a retryable failure, one by default); a `GenerationError`
+        on failure."""
+        if schema is not None and not self.structured:
+            raise TypeError(f'{type(self).__name__} does not return structured output')
         key, payload = self._key(), self._payload(system, user, schema)
         t0 = time.perf_counter_ns()
         try: resp, attempts = self._post(key, json=payload)
@@ -119,7 +123,8 @@ def _field(obj, *path):
     "obj[path[0]][path[1]]..., or `MalformedReply` naming the first step that is missing."
     for i, step in enumerate(path):
         try: obj = obj[step]
-        except (KeyError, IndexError, TypeError): raise MalformedReply('no ' + ''.join(f'[{s!r}]' for s in path[:i + 1])) from None
+        except (KeyError, IndexError, TypeError):
+            raise MalformedReply('no ' + ''.join(f'[{s!r}]' for s in path[:i + 1])) from None
     return obj
 
 class GroqClient(_ChatClient):
@@ -130,7 +135,8 @@ class GroqClient(_ChatClient):
     def _headers(self, key:str) -> dict: return {'Authorization': f'Bearer {key}'}
 
     def _payload(self, system:str, user:str, schema:dict|None) -> dict:
-        body = {'model': self.model, 'messages': [{'role': 'system', 'content': system}, {'role': 'user', 'content': user}],
+        body = {'model': self.model,
+                'messages': [{'role': 'system', 'content': system}, {'role': 'user', 'content': user}],
                 'max_completion_tokens': self.max_tokens}
         if self.temperature is not None: body['temperature'] = self.temperature
         return {**body, **self.extra}
@@ -142,7 +148,8 @@ class GroqClient(_ChatClient):
         return text, None, str(_field(body, 'choices', 0).get('finish_reason') or ''), usage
 
     @staticmethod
-    def _error_info(body:dict) -> tuple[str, str]: return body['error'].get('type', ''), body['error'].get('message', '')
+    def _error_info(body:dict) -> tuple[str, str]:
+        return body['error'].get('type', ''), body['error'].get('message', '')
 
 class AnthropicClient(_ChatClient):
     "Anthropic's Messages API, structured output by forced tool use; the key comes from ANTHROPIC_API_KEY."
@@ -154,7 +161,8 @@ class AnthropicClient(_ChatClient):
     def _headers(self, key:str) -> dict: return {'x-api-key': key, 'anthropic-version': self.api_version}
 
     def _payload(self, system:str, user:str, schema:dict|None) -> dict:
-        body = {'model': self.model, 'max_tokens': self.max_tokens, 'system': system, 'messages': [{'role': 'user', 'content': user}]}
+        body = {'model': self.model, 'max_tokens': self.max_tokens, 'system': system,
+                'messages': [{'role': 'user', 'content': user}]}
         if self.temperature is not None: body['temperature'] = self.temperature
         if schema is not None:
             name = schema.get('title', 'structured_output')
@@ -170,13 +178,15 @@ class AnthropicClient(_ChatClient):
         if schema is not None:
             name = schema.get('title', 'structured_output')
             uses = [b for b in blocks if isinstance(b, dict) and b.get('type') == 'tool_use' and b.get('name') == name]
-            if not uses or not isinstance(uses[0].get('input'), dict): raise MalformedReply(f'no tool_use block for {name!r}')
+            if not uses or not isinstance(uses[0].get('input'), dict):
+                raise MalformedReply(f'no tool_use block for {name!r}')
             data = uses[0]['input']
         usage = body.get('usage') if isinstance(body.get('usage'), dict) else {}
         return text, data, str(body.get('stop_reason') or ''), usage
 
     @staticmethod
-    def _error_info(body:dict) -> tuple[str, str]: return body['error'].get('type', ''), body['error'].get('message', '')
+    def _error_info(body:dict) -> tuple[str, str]:
+        return body['error'].get('type', ''), body['error'].get('message', '')
 
 # %% ../../nbs/answering/14_generate.ipynb #b5f176cf
 SENTINEL = 'INSUFFICIENT_CONTEXT'
@@ -184,12 +194,15 @@ LANG_NAMES = {'en': 'English', 'hi': 'Hindi'}
 
 GROUNDED_SCHEMA = {
     'title': 'grounded_answer',
-    'description': 'Report the answer to the question, whether the passages support it, and the numbers of the passages it uses.',
+    'description': 'Report the answer to the question, whether the passages support it, and the numbers of the '
+                   'passages it uses.',
     'type': 'object',
     'properties': {
-        'answer': {'type': 'string', 'description': 'The answer, in the language requested; empty if the passages do not answer.'},
+        'answer': {'type': 'string',
+                   'description': 'The answer, in the language requested; empty if the passages do not answer.'},
         'supported': {'type': 'boolean', 'description': 'True only if the passages contain the answer.'},
-        'citations': {'type': 'array', 'items': {'type': 'integer'}, 'description': 'Numbers of the passages the answer uses.'},
+        'citations': {'type': 'array', 'items': {'type': 'integer'},
+                      'description': 'Numbers of the passages the answer uses.'},
     },
     'required': ['answer', 'supported', 'citations'],
 }
@@ -212,13 +225,14 @@ def grounded_prompt(question:str, passages:list[Passage], lang:str, structured:b
     "(system, user) messages for a grounded answer from the numbered `passages`."
     if not passages: raise ValueError('grounded generation needs at least one passage')
     system = _RULES_COMMON.format(language=language_name(lang)) + (_RULES_STRUCTURED if structured else _RULES_TEXT)
-    numbered = '\n\n'.join(f'[{i}]' + (f' ({p.title})' if p.title else '') + f' {p.text}' for i, p in enumerate(passages, 1))
+    numbered = '\n\n'.join(f'[{i}]' + (f' ({p.title})' if p.title else '') + f' {p.text}'
+                           for i, p in enumerate(passages, 1))
     return system, f'Passages:\n\n{numbered}\n\nQuestion: {question}'
 
 def open_prompt(question:str, lang:str) -> tuple[str, str]:
     "(system, user) messages for an answer from the model's own knowledge (no disclaimer asked for: we add it)."
-    system = (f'Answer the question from your general knowledge in {language_name(lang)}, in one to three short sentences '
-              'that can be read aloud. If you do not know, say so briefly.')
+    system = (f'Answer the question from your general knowledge in {language_name(lang)}, in one to three short '
+              'sentences that can be read aloud. If you do not know, say so briefly.')
     return system, question
 
 # %% ../../nbs/answering/14_generate.ipynb #47671a05
@@ -285,7 +299,8 @@ def _structured_reply(data:dict, completion:Completion) -> tuple[str, bool, list
     answer, supported, numbers = data.get('answer'), data.get('supported'), data.get('citations')
     ok = (isinstance(answer, str) and isinstance(supported, bool) and isinstance(numbers, list)
           and all(isinstance(n, int) and not isinstance(n, bool) for n in numbers))
-    if not ok: raise GenerationError('malformed', {**completion.meta(), 'problem': 'structured reply lacks answer/supported/citations'})
+    if not ok: raise GenerationError('malformed', {**completion.meta(),
+                                                   'problem': 'structured reply lacks answer/supported/citations'})
     return answer, supported, numbers
 
 def generate_grounded(client:LLMClient, question:str, passages:list[Passage], lang:str) -> Answer|Unanswerable:
@@ -302,7 +317,8 @@ def generate_grounded(client:LLMClient, question:str, passages:list[Passage], la
             raw, supported = completion.text, SENTINEL not in completion.text
             claims = marked_claims(raw) if supported else []
         text = strip_markers(raw)
-        if supported and not _HAS_WORD.search(text): raise GenerationError('malformed', {**completion.meta(), 'problem': 'empty answer'})
+        if supported and not _HAS_WORD.search(text):
+            raise GenerationError('malformed', {**completion.meta(), 'problem': 'empty answer'})
         citations, invalid = cite(claims, passages) if supported else ([], [])
     meta = {'mode': 'grounded', **completion.meta(), **_own_time(timer, completion)}
     if not supported: return Unanswerable('unsupported' if client.structured else 'sentinel', lang, meta)
@@ -327,7 +343,9 @@ def generate_open(client:LLMClient, question:str, lang:str) -> Answer:
     completion = client.complete(system, user)
     with timer('parse'):
         body = completion.text.strip()
-        if not _HAS_WORD.search(body): raise GenerationError('malformed', {**completion.meta(), 'problem': 'empty answer'})
+        if not _HAS_WORD.search(body):
+            raise GenerationError('malformed', {**completion.meta(), 'problem': 'empty answer'})
         text = f'{disclaimer(lang)} {body}'
-    meta = {'mode': 'open', 'grounded': False, 'disclaimer': disclaimer(lang), **completion.meta(), **_own_time(timer, completion)}
+    meta = {'mode': 'open', 'grounded': False, 'disclaimer': disclaimer(lang), **completion.meta(),
+            **_own_time(timer, completion)}
     return Answer(text, 'open_llm', [], lang, meta)

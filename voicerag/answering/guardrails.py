@@ -65,7 +65,8 @@ def _is_empty(query:str) -> bool: return not query.strip(ZWJ + ZWNJ + ' ')
 _CLAUSE = (r"(?:(?:^|[.!?;:,\n)\]>}]|\b(?:and|then|but|also)\b)\s*"
            r"(?:(?:please|kindly|now|just|ok|okay|first|simply|hey|so|instead)\b[\s,]*)*"
            r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?"
-           r"|you\s+(?:must|should|will|shall|have\s+to|need\s+to|may|can|are\s+(?:allowed|authori[sz]ed|permitted|free)\s+to)\s+)?"
+           r"|you\s+(?:must|should|will|shall|have\s+to|need\s+to|may|can"
+           r"|are\s+(?:allowed|authori[sz]ed|permitted|free)\s+to)\s+)?"
            r"|\bi\s+(?:want|need|authori[sz]e|allow|permit|order|command|instruct)\s+you\s+to\s+)")
 _DISMISS = (r"(?:ignore|disregard|forget|override|bypass|skip|discard|drop|abandon|set\s+aside|stop\s+following"
             r"|do\s+not\s+follow|don't\s+follow)")
@@ -74,62 +75,75 @@ _QUALIFIER = (r"(?:all|any|every|each|of|the|your|these|those|its|previous|prior
 _ORDERS = (r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|commands?|orders?"
            r"|constraints?|restrictions?|guardrails?|filters?|programming|policies|policy|training|messages?|context"
            r"|documents?|passages?|sources?|checks?|safeguards?|protections?|limits?|limitations?|boundaries)")
-_EVERYTHING_BEFORE = (r"(?:ignore|disregard|forget)\s+(?:(?:everything|anything|all|what)\s+(?:(?:that\s+)?(?:above|before"
-                      r"|previously|earlier|so\s+far)|(?:that\s+)?you\s+(?:were|have\s+been)\s+told|(?:that\s+)?(?:i|we)\s+"
+_EVERYTHING_BEFORE = (r"(?:ignore|disregard|forget)\s+(?:(?:everything|anything|all|what)\s+"
+                      r"(?:(?:that\s+)?(?:above|before|previously|earlier|so\s+far)"
+                      r"|(?:that\s+)?you\s+(?:were|have\s+been)\s+told|(?:that\s+)?(?:i|we)\s+"
                       r"(?:said|told\s+you))|(?:(?:all\s+)?(?:of\s+)?the\s+)?above)\b"
-                      r"|(?:ignore|disregard|forget)\s+(?:everything|all(?:\s+of\s+(?:it|that|this))?)(?=\s*(?:$|[.!?;,:]|(?:and|then)\b))"
+                      r"|(?:ignore|disregard|forget)\s+(?:everything|all(?:\s+of\s+(?:it|that|this))?)"
+                      r"(?=\s*(?:$|[.!?;,:]|(?:and|then)\b))"
                       r"|never\s*mind\s+(?:(?:all\s+)?(?:of\s+)?the\s+)?(?:above|previous|prior|earlier)\b")
-_VOID = (r"(?:your|the|all|any|previous|prior|earlier|these|those|my)\s+(?:\w+\s+)?(?:instructions|rules|guidelines|restrictions"
-         r"|policies|limits|filters)\s+(?:no\s+longer\s+apply|(?:do\s+not|don't)\s+apply|are\s+(?:void|cancel+ed|revoked|lifted"
+_VOID = (r"(?:your|the|all|any|previous|prior|earlier|these|those|my)\s+(?:\w+\s+)?"
+         r"(?:instructions|rules|guidelines|restrictions|policies|limits|filters)\s+"
+         r"(?:no\s+longer\s+apply|(?:do\s+not|don't)\s+apply|are\s+(?:void|cancel+ed|revoked|lifted"
          r"|suspended|disabled|off|gone|over)|have\s+been\s+(?:removed|lifted|cancel+ed|revoked|disabled))")
 _SECRET = (r"(?:(?:the|all|of|full|exact|complete|entire|first|whole)\s+)*"
            r"(?:(?:your|its|hidden|secret|internal|initial|original|developer|system|pre-?prompt)\s+(?:[\w-]+\s+){0,2}?"
            r"(?:prompts?|instructions?|rules|guidelines|configuration|config|message|directives?|settings)\b"
            r"|(?:system\s+)?prompt(?=\s*(?:$|[.!?,;:]|(?:you|that|which|above|verbatim|word|exactly|in\s+full)\b)))")
-_REVEAL = (r"(?:reveal|show|print|display|output|leak|tell|give|share|dump|write\s+out|type\s+out|spell\s+out|list|recite|paste"
-           r"|copy|expose|repeat|reproduce|quote|summari[sz]e|describe|translate)")
-_BEFORE_THIS = (r"(?:everything|all|anything|the\s+(?:text|words|lines|messages?)|what(?:ever)?)\s+(?:(?:that\s+)?(?:was|is|were)\s+)?"
+_REVEAL = (r"(?:reveal|show|print|display|output|leak|tell|give|share|dump|write\s+out|type\s+out|spell\s+out|list"
+           r"|recite|paste|copy|expose|repeat|reproduce|quote|summari[sz]e|describe|translate)")
+_BEFORE_THIS = (r"(?:everything|all|anything|the\s+(?:text|words|lines|messages?)|what(?:ever)?)\s+"
+                r"(?:(?:that\s+)?(?:was|is|were)\s+)?"
                 r"(?:(?:written|said|shown|given|sent)\s+)?(?:(?:that\s+)?(?:appears?|came|comes|is|was)\s+)?"
                 r"(?:above|before(?:\s+(?:this|my|the))?|earlier|preceding|so\s+far)\b")
-_PERSONA = (r"(?:you(?:'re|\s+are)\s+(?:no\s+longer\b|now\s+(?:an?\s|my\s|dan\b|in\s+(?:\w+\s+)?mode\b|free\b|unrestricted"
+_PERSONA = (r"(?:you(?:'re|\s+are)\s+(?:no\s+longer\b"
+            r"|now\s+(?:an?\s|my\s|dan\b|in\s+(?:\w+\s+)?mode\b|free\b|unrestricted"
             r"|unfiltered|uncensored|jailbroken|going\s+to\s+(?:act|pretend|ignore|answer|respond)|called\b|named\b))"
             r"|from\s+now\s+on\b[\s,]*(?:you|act|pretend|respond|answer|reply|ignore|behave)\b"
             r"|pretend\s+(?:to\s+be|(?:that\s+)?you(?:'re|\s+are))[^.?!]{0,60}?\b(?:no|without|zero)\s+"
             r"(?:rules|restrictions|limits|filters|guidelines|censorship)"
             r"|act\s+as\s+(?:an?\s+)?(?:dan|unfiltered|unrestricted|uncensored|jailbroken|evil)\b"
-            r"|(?:enable|activate|enter|switch\s+(?:on|to)|turn\s+on)\s+(?:the\s+)?(?:developer|dan|god|jailbreak|admin|debug"
-            r"|unrestricted)\s+mode|your\s+new\s+(?:task|role|instructions?|job|purpose|goal)\s+(?:is|are)\b"
+            r"|(?:enable|activate|enter|switch\s+(?:on|to)|turn\s+on)\s+(?:the\s+)?"
+            r"(?:developer|dan|god|jailbreak|admin|debug|unrestricted)\s+mode"
+            r"|your\s+new\s+(?:task|role|instructions?|job|purpose|goal)\s+(?:is|are)\b"
             r"|new\s+(?:instructions?|rules?|directives?|tasks?|persona|role)\s*:|do\s+anything\s+now\b)")
-_RULELESS = (r"\byou\s+(?:have|now\s+have|will\s+have|are\s+under)\s+no\s+(?:content\s+polic(?:y|ies)|rules|restrictions|limits"
-             r"|filters|guidelines|censorship|boundaries)\b")
+_RULELESS = (r"\byou\s+(?:have|now\s+have|will\s+have|are\s+under)\s+no\s+"
+             r"(?:content\s+polic(?:y|ies)|rules|restrictions|limits|filters|guidelines|censorship|boundaries)\b")
 _ASK_PROMPT = (r"\bwhat(?:'s|\s+is|\s+are|\s+were|\s+was)\s+(?:your|the\s+hidden|the\s+secret)\s+"
-               r"(?:(?:system|initial|hidden|original|secret)\s+)?(?:prompt|instructions|rules|guidelines|configuration)\b"
+               r"(?:(?:system|initial|hidden|original|secret)\s+)?"
+               r"(?:prompt|instructions|rules|guidelines|configuration)\b"
                r"|\bwhat\s+(?:were|have)\s+you\s+(?:been\s+)?(?:told|instructed|programmed)\s+to\b"
-               r"|\b(?:rules|instructions|guidelines|directives|prompts?)\s+(?:were|have)\s+you\s+(?:been\s+)?(?:given|told|assigned"
-               r"|programmed|instructed)\b")
-_MARKUP = (r"^\s*(?:system|assistant|developer)\s*:|<\|[a-z_]+\|>|\[/?inst\]|<<\s*/?sys\s*>>|#{2,}\s*(?:instruction|system)"
+               r"|\b(?:rules|instructions|guidelines|directives|prompts?)\s+(?:were|have)\s+you\s+(?:been\s+)?"
+               r"(?:given|told|assigned|programmed|instructed)\b")
+_MARKUP = (r"^\s*(?:system|assistant|developer)\s*:|<\|[a-z_]+\|>|\[/?inst\]|<<\s*/?sys\s*>>"
+           r"|#{2,}\s*(?:instruction|system)"
            r"|</?(?:system|assistant|user|developer|instructions?|context)>")
 
 # Hindi in Devanagari (nukta folded, chandrabindu as anusvara): an imperative that ends its clause
 _END_HI = r"(?=\s*(?:$|[.!?।,;:])|\s+(?:और|फिर|तथा|एवं|अब|भाई|यार|जी|ना|जल्दी|प्लीज|अभी|जरा)(?:\s|$))"
-_IMPERATIVE_HI = (r"(?:ओ|ो|एं|ें|े|इए|इये|िए|िये|\s*दो|\s*दें|\s*दीजिए|\s*दीजिये|\s*जाओ|\s*जाएं|\s*जाइए|\s*जाइये|\s*जा)")
+_IMPERATIVE_HI = (r"(?:ओ|ो|एं|ें|े|इए|इये|िए|िये|\s*दो|\s*दें|\s*दीजिए|\s*दीजिये"
+                  r"|\s*जाओ|\s*जाएं|\s*जाइए|\s*जाइये|\s*जा)")
 _ORDERS_HI = r"(?:निर्देश|आदेश|नियम|इंस्ट्रक्शन|प्रॉम्प्ट|प्रोम्प्ट|दिशानिर्देश|हिदायत|दस्तावेज|संदर्भ|पैसेज|रूल)\S*"
 _DISMISS_WITH_KAR_HI = r"(?:अनदेखा|अनदेखी|नजरअंदाज|अनसुना|इग्नोर|दरकिनार|ओवरराइड|रद्द)"      # '... करो', '... कर दो'
 _DISMISS_STEM_HI = r"(?:भूल|भुला|छोड)"                                                # 'भूल जाओ', 'छोड़ो'
-_DISMISS_IMPERATIVE_HI = (r"(?:" + _DISMISS_WITH_KAR_HI + r"\s*(?:कर\s*(?:दो|दें|दीजिए|दीजिये)|करो|करें|करे|करिए|करिये|कीजिए"
-                          r"|कीजिये)|" + _DISMISS_STEM_HI + _IMPERATIVE_HI + ")")
+_DISMISS_IMPERATIVE_HI = (r"(?:" + _DISMISS_WITH_KAR_HI + r"\s*(?:कर\s*(?:दो|दें|दीजिए|दीजिये)|करो|करें|करे|करिए"
+                          r"|करिये|कीजिए|कीजिये)|" + _DISMISS_STEM_HI + _IMPERATIVE_HI + ")")
 _OWNED_HI = r"(?:अपने|अपना|अपनी|तुम्हारे|तुम्हारा|तुम्हारी|आपके|आपका|आपकी|तेरे|तेरा|छिपे|छुपे|गुप्त|आंतरिक|मूल|शुरुआती)"
 _SECRET_NOUN_HI = r"(?:निर्देश|नियम|प्रॉम्प्ट|प्रोम्प्ट|इंस्ट्रक्शन|कॉन्फिगरेशन|सेटिंग)\S*"
-_SECRET_HI = r"(?:सिस्टम\s*(?:प्रॉम्प्ट|प्रोम्प्ट|संदेश|मैसेज)|" + _OWNED_HI + r"(?:\s+\S+){0,2}?\s+" + _SECRET_NOUN_HI + ")"
+_SECRET_HI = (r"(?:सिस्टम\s*(?:प्रॉम्प्ट|प्रोम्प्ट|संदेश|मैसेज)|" + _OWNED_HI + r"(?:\s+\S+){0,2}?\s+"
+              + _SECRET_NOUN_HI + ")")
 _REVEAL_HI = r"(?:दिखा|बता|लिख|छाप|दोहरा|(?:प्रकट|साझा|शेयर|प्रिंट|रिवील)\s*कर)" + _IMPERATIVE_HI
 
 # Hinglish (Hindi in Latin script): verb-last like Hindi, with English nouns and verbs mixed in
-_END_HL = r"(?=\s*(?:$|[.!?,;:])|\s+(?:aur|phir|and|then|or|bhai|bhaiya|yaar|yar|please|pls|plz|na|ji|zara|abhi|jaldi)\b)"
+_END_HL = (r"(?=\s*(?:$|[.!?,;:])"
+           r"|\s+(?:aur|phir|and|then|or|bhai|bhaiya|yaar|yar|please|pls|plz|na|ji|zara|abhi|jaldi)\b)")
 _ORDERS_HL = r"(?:instructions?|rules?|nirdesh|niyam|prompts?|documents?|passages?|context)"
-_IMPERATIVE_HL = r"(?:\s*(?:karo|kro|kar\s*do|kr\s*do|karein|karen|kijiye|kijiyega|kar\s+dijiye|jao|jaao|ja|jaiye|do|dijiye)|o)"
+_IMPERATIVE_HL = (r"(?:\s*(?:karo|kro|kar\s*do|kr\s*do|karein|karen|kijiye|kijiyega|kar\s+dijiye"
+                  r"|jao|jaao|ja|jaiye|do|dijiye)|o)")
 _DISMISS_HL = r"(?:ignore|bhool|bhul|bhula|nazarandaz|nazar\s*andaz|andekha|anadekha|chhod|chod|skip|override)"
 _OWNED_HL = r"(?:apne|apna|apni|tumhare|tumhara|tumhari|aapke|aapka|aapki|tera|tere|teri|hidden|secret|chhupe|chupe)"
-_SECRET_HL = r"(?:system\s+(?:prompt|message)|" + _OWNED_HL + r"\s+(?:\w+\s+)?(?:instructions?|rules|prompt|system\s+prompt|niyam|nirdesh))"
+_SECRET_HL = (r"(?:system\s+(?:prompt|message)|" + _OWNED_HL
+              + r"\s+(?:\w+\s+)?(?:instructions?|rules|prompt|system\s+prompt|niyam|nirdesh))")
 
 # (family, pattern, trigger): the trigger is a cheap search for a word every match must contain, so the
 # full pattern runs only on the few queries that could match it (None: the pattern is cheap on its own)
@@ -142,19 +156,28 @@ INJECTION_RULES = [
     ('en:extraction', _CLAUSE + _REVEAL + r"\s+(?:me\s+|us\s+)?(?:" + _SECRET + "|" + _BEFORE_THIS + ")", _REVEAL),
     ('en:extraction', _ASK_PROMPT, r"your|hidden|secret|told|instructed|programmed|you"),
     ('en:markup', _MARKUP, r"sys|assistant|developer|user|inst|context|<|##"),
-    ('hi:override', r"(?:" + _ORDERS_HI + r"(?:\s+\S+){0,2}?|सब\s*कुछ|सारा\s*कुछ|(?:पिछला|ऊपर\s+का)\s+सब(?:\s*कुछ)?)\s+(?:(?:को|की)\s+)?"
+    ('hi:override', r"(?:" + _ORDERS_HI + r"(?:\s+\S+){0,2}?|सब\s*कुछ|सारा\s*कुछ|(?:पिछला|ऊपर\s+का)\s+सब(?:\s*कुछ)?)"
+                    r"\s+(?:(?:को|की)\s+)?"
                     + _DISMISS_IMPERATIVE_HI + _END_HI, _DISMISS_WITH_KAR_HI + "|" + _DISMISS_STEM_HI),
     ('hi:extraction', _SECRET_HI + r"(?:\s+\S+){0,4}?\s+" + _REVEAL_HI + _END_HI
-                      + "|" + _OWNED_HI + r"(?:\s+\S+){0,2}?\s+" + _SECRET_NOUN_HI + r"\s+क्या\s+(?:है|हैं)", r"सिस्टम|" + _OWNED_HI),
-    ('hi:persona', r"(?:^|\s)अब\s+से\s+(?:तुम|आप|तू)(?:\s|$)|(?:^|\s)(?:तुम|आप|तू)\s+अब\s+(?:एक|कोई)\s|डेवलपर\s+मोड\s+(?:चालू|ऑन|सक्रिय)"
-                   r"|(?:कोई|किसी)\s+(?:भी\s+)?(?:नियम|निर्देश|प्रतिबंध|पाबंदी)\S*\s+(?:\S+\s+)?(?:नहीं|मत)\s+मान", None),
-    ('hi-Latn:override', r"\b(?:" + _ORDERS_HL + r"|sab\s*kuch+|pichla\s+sab)\s+(?:ko\s+)?" + _DISMISS_HL + _IMPERATIVE_HL + _END_HL
-                         + r"|(?:^|[.!?,;:]\s*)" + _DISMISS_HL + _IMPERATIVE_HL + r"\s+(?:\w+\s+){0,2}" + _ORDERS_HL + r"\b", _DISMISS_HL),
-    ('hi-Latn:extraction', _SECRET_HL + r"\s+(?:ko\s+)?(?:dikhao|dikha\s*do|batao|bata\s*do|bataiye|bataao|likho|likh\s*do|bolo"
-                           r"|bhejo|bhej\s*do|(?:print|reveal|share|copy(?:\s+paste)?|paste|send)\s+(?:karo|kro|kar\s*do|kardo))" + _END_HL + r"|\b" + _SECRET_HL + r"\s+kya\s+(?:hai|hain|h)\b",
+                      + "|" + _OWNED_HI + r"(?:\s+\S+){0,2}?\s+" + _SECRET_NOUN_HI + r"\s+क्या\s+(?:है|हैं)",
+                      r"सिस्टम|" + _OWNED_HI),
+    ('hi:persona', r"(?:^|\s)अब\s+से\s+(?:तुम|आप|तू)(?:\s|$)|(?:^|\s)(?:तुम|आप|तू)\s+अब\s+(?:एक|कोई)\s"
+                   r"|डेवलपर\s+मोड\s+(?:चालू|ऑन|सक्रिय)"
+                   r"|(?:कोई|किसी)\s+(?:भी\s+)?(?:नियम|निर्देश|प्रतिबंध|पाबंदी)\S*\s+(?:\S+\s+)?(?:नहीं|मत)\s+मान",
+                   None),
+    ('hi-Latn:override', r"\b(?:" + _ORDERS_HL + r"|sab\s*kuch+|pichla\s+sab)\s+(?:ko\s+)?"
+                         + _DISMISS_HL + _IMPERATIVE_HL + _END_HL
+                         + r"|(?:^|[.!?,;:]\s*)" + _DISMISS_HL + _IMPERATIVE_HL + r"\s+(?:\w+\s+){0,2}"
+                         + _ORDERS_HL + r"\b", _DISMISS_HL),
+    ('hi-Latn:extraction', _SECRET_HL + r"\s+(?:ko\s+)?(?:dikhao|dikha\s*do|batao|bata\s*do|bataiye|bataao|likho"
+                           r"|likh\s*do|bolo|bhejo|bhej\s*do"
+                           r"|(?:print|reveal|share|copy(?:\s+paste)?|paste|send)\s+(?:karo|kro|kar\s*do|kardo))"
+                           + _END_HL + r"|\b" + _SECRET_HL + r"\s+kya\s+(?:hai|hain|h)\b",
                            r"system|" + _OWNED_HL),
     ('hi-Latn:persona', r"\bab\s+se\s+(?:tum|aap|tu)\b|\b(?:tum|aap|tu)\s+ab\s+(?:ek|koi)\b"
-                        r"|\bkoi\s+(?:bhi\s+)?(?:rules?|niyam|restrictions?|instructions?)\s+(?:\w+\s+)?(?:nahi|nahin|mat)\s+(?:maan|follow)", None),
+                        r"|\bkoi\s+(?:bhi\s+)?(?:rules?|niyam|restrictions?|instructions?)\s+(?:\w+\s+)?"
+                        r"(?:nahi|nahin|mat)\s+(?:maan|follow)", None),
 ]
 _COMPILED_RULES = [(family, re.compile(pattern), re.compile(trigger) if trigger else None)
                    for family, pattern, trigger in INJECTION_RULES]
@@ -195,7 +218,8 @@ _KEYBOARD_WORDS = frozenset({'qwerty', 'qwertz'})
 _CONSONANT_RUN = re.compile(r'[bcdfghjklmnpqrstvwxz]{6,}')
 _ORPHAN_SIGN = re.compile(r'(?<![\u0915-\u0939\u0958-\u095f\u0978-\u097f\u093c])[\u093e-\u094d\u0962\u0963]')
 _WORDLIKE = regex.compile(r'[\p{L}\p{M}]')   # a token with a letter or a mark is a word
-_MAYBE_IMPLAUSIBLE = re.compile('|'.join(sorted(_KEYBOARD_RUNS)) + '|' + _CONSONANT_RUN.pattern + '|' + _ORPHAN_SIGN.pattern)
+_MAYBE_IMPLAUSIBLE = re.compile('|'.join(sorted(_KEYBOARD_RUNS)) + '|' + _CONSONANT_RUN.pattern + '|'
+                                + _ORPHAN_SIGN.pattern)
 
 def _implausible_word(word:str) -> bool:
     "A keyboard-row run, a six-consonant cluster, or a Devanagari vowel sign with nothing to attach to."
@@ -215,7 +239,8 @@ def _loop_copies(words:list[str], max_phrase:int=3) -> tuple[int, int]:
 
 def _long_run(text:str) -> bool:
     "One letter six times in a row, or one other non-digit character ten times."
-    return any(_ANY_LETTER.match(m.group(1)) or (len(m.group()) >= 10 and not m.group(1).isdecimal()) for m in _RUN.finditer(text))
+    return any(_ANY_LETTER.match(m.group(1)) or (len(m.group()) >= 10 and not m.group(1).isdecimal())
+               for m in _RUN.finditer(text))
 
 def _mostly_symbols(text:str) -> bool:
     symbols = sum(map(len, _SYMBOLS.findall(text)))
@@ -273,7 +298,8 @@ DEFAULT_MARGIN = 0.001
 DEFAULT_MIN_COVERAGE = 0.5
 
 def _number(value, name:str, low:float=-math.inf, high:float=math.inf) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not low <= value <= high:
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or not low <= value <= high):
         bounds = '' if (low, high) == (-math.inf, math.inf) else f' in [{low}, {high}]'
         raise DataError(f'threshold {name} must be a finite number{bounds}, got {value!r}', field=name)
     return float(value)
@@ -317,14 +343,16 @@ def _signal(confidence:Mapping, key:str) -> float|None:
         raise TypeError(f'confidence[{key!r}] must be a number or None, got {value!r}')
     return None if math.isnan(value) else float(value)
 
-def check_retrieval(confidence:Mapping, thresholds:Thresholds|None=None, lang:str='', same_document:bool=False) -> Verdict:
+def check_retrieval(confidence:Mapping, thresholds:Thresholds|None=None, lang:str='',
+                    same_document:bool=False) -> Verdict:
     "Post-retrieval check: `no_context` below the top-score floor, `ambiguous` when two different documents tie."
     thresholds = thresholds or Thresholds()
     top, margin = _signal(confidence, 'top_score'), _signal(confidence, 'margin')
     if margin is not None and margin < 0: raise ValueError(f'confidence margin must be >= 0, got {margin}')
     floor, gap = thresholds.top_score_for(lang), thresholds.margin_for(lang)
     if top is None or top < floor:
-        return _refused('no_context', 'Nothing in the documents matches the question well enough.', top_score=top, threshold=floor)
+        return _refused('no_context', 'Nothing in the documents matches the question well enough.', top_score=top,
+                        threshold=floor)
     if margin is not None and margin < gap and not same_document:
         return _refused('ambiguous', 'Several documents match the question equally well; please make it more specific.',
                        margin=margin, threshold=gap)
@@ -335,12 +363,14 @@ _NUMBER = regex.compile(r'\p{Nd}+(?:[.,]\p{Nd}+)*')
 _GROUPING_COMMA = re.compile(r',(?=\d{2,3}(?!\d))')
 _DECIMAL = re.compile(r'\d+(?:\.\d+)?')
 _GROUND_FOLD = str.maketrans({'\u093c': None, '\u0901': '\u0902'})
-STOPWORDS = frozenset(w.translate(_GROUND_FOLD) for w in TEXT_STOPWORDS['en'] | TEXT_STOPWORDS['hi'])   # folded like the tokens
+# folded like the tokens
+STOPWORDS = frozenset(w.translate(_GROUND_FOLD) for w in TEXT_STOPWORDS['en'] | TEXT_STOPWORDS['hi'])
 
 def _ascii_digits(text:str) -> str: return ''.join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in text)
 
 def number_values(text:str) -> list:
-    "The numbers written in `text`, as Decimals (digits of any script, separators resolved); multi-dot forms stay strings."
+    """The numbers written in `text`, as Decimals (digits of any script, separators resolved); multi-dot forms stay
+    strings."""
     out = []
     for match in _NUMBER.findall(text):
         for part in _GROUPING_COMMA.sub('', _ascii_digits(match)).split(','):

@@ -24,7 +24,8 @@ __all__ = ['SITES', 'word_units', 'Encoded', 'ReaderTokens', 'ReaderWeights', 'w
 def _is_punct(ch:str) -> bool: return unicodedata.category(ch).startswith('P') and ch != '%'
 
 def word_units(text:str) -> list[tuple[int, int, bool]]:
-    "(start, end, selectable) for every piece of `text`: white-space chunks split into leading punctuation, core, trailing punctuation."
+    """(start, end, selectable) for every piece of `text`: white-space chunks split into leading punctuation, core,
+    trailing punctuation."""
     units = []
     for m in regex.finditer(r'\S+', text):
         a, b = m.span()
@@ -55,7 +56,8 @@ class ReaderTokens:
 
     def unit_ids(self, text:str, units) -> list[list[int]]:
         "Token ids of each unit; a unit that starts a white-space chunk gets the word-start marker."
-        pieces = [(('' if a > 0 and not text[a - 1].isspace() else '\u2581') + text[a:b].translate(self.tok._table)) for a, b, _ in units]
+        pieces = [(('' if a > 0 and not text[a - 1].isspace() else '\u2581') + text[a:b].translate(self.tok._table))
+                  for a, b, _ in units]
         return [e.ids for e in self.tok._tokenizer.encode_batch(pieces, add_special_tokens=False)] if pieces else []
 
     def question_ids(self, question:str) -> list[int]:
@@ -77,10 +79,13 @@ class ReaderTokens:
 SITES = ('qkv', 'ao', 'fi', 'fo')
 
 class ReaderWeights:
-    "The trained part of the reader: low-rank adapters on every linear layer of e5-small, a span head and an answerability head."
-    kind = 'reader'                     # named in errors; `voicerag.answering.reading.ReadingWeights` is the same file format
+    """The trained part of the reader: low-rank adapters on every linear layer of e5-small, a span head and an
+    answerability head."""
+    kind = 'reader'                     # named in errors; `voicerag.answering.reading.ReadingWeights` is the same
+                                        # file format
     def __init__(self, arrays:dict[str, np.ndarray], meta:dict):
-        self.arrays, self.meta = arrays, {**meta, 'digest': weights_digest(arrays)}   # trained or loaded: named by its weights
+        # trained or loaded: named by its weights
+        self.arrays, self.meta = arrays, {**meta, 'digest': weights_digest(arrays)}
 
     @classmethod
     def load(cls, path) -> 'ReaderWeights':
@@ -88,15 +93,19 @@ class ReaderWeights:
         try:
             with np.load(path, allow_pickle=False) as z: arrays = {k: z[k] for k in z.files}
             meta = json.loads(bytes(arrays.pop('__meta__')).decode('utf-8'))
-        except (OSError, ValueError, KeyError) as e: raise DataError(f'unreadable {cls.kind} weights: {e}', path=path) from e
+        except (OSError, ValueError, KeyError) as e: raise DataError(f'unreadable {cls.kind} weights: {e}',
+                                                                     path=path) from e
         digest = weights_digest(arrays)
-        if digest != meta.get('digest'): raise DataError(f'{cls.kind} weights do not match their digest ({digest} != {meta.get("digest")})', path=path)
+        if digest != meta.get('digest'):
+            raise DataError(f'{cls.kind} weights do not match their digest ({digest} != {meta.get("digest")})',
+                            path=path)
         return cls(arrays, meta)
 
     def save(self, path) -> Path:
         import io
         buf = io.BytesIO()
-        np.savez_compressed(buf, __meta__=np.frombuffer(json.dumps(self.meta, sort_keys=True).encode('utf-8'), dtype=np.uint8), **self.arrays)
+        np.savez_compressed(buf, __meta__=np.frombuffer(json.dumps(self.meta, sort_keys=True).encode('utf-8'),
+                                                        dtype=np.uint8), **self.arrays)
         return atomic_write(path, buf.getvalue())
 
 def weights_digest(arrays:dict[str, np.ndarray]) -> str:
@@ -122,27 +131,31 @@ def article_splits() -> dict[str, str]:
     return {q.meta['title']: name for name, ds in split_dataset(load_xquad()).items() for q in ds.queries}
 
 def squad2_splits(titles, seed:int=0) -> dict[str, str]:
-    "The split of each SQuAD 2.0 article: its XQuAD article's split; train articles give a fifth to calibration (none of the 8 is there)."
+    """The split of each SQuAD 2.0 article: its XQuAD article's split; train articles give a fifth to calibration (none
+    of the 8 is there)."""
     xquad = article_splits()
     train = [t for t in titles if xquad[t] == 'train']
     held = split_groups(train, {'train': 0.8, 'calibration': 0.2}, seed)['calibration']
     return {t: 'calibration' if t in held else xquad[t] for t in titles}
 
 def _example(question, lang, text, start=None, answer='', source='', qid=''):
-    return dict(question=question, lang=lang, text=text, start=start, end=None if start is None else start + len(answer),
-                answer=answer, source=source, id=qid)
+    return dict(question=question, lang=lang, text=text, start=start,
+                end=None if start is None else start + len(answer), answer=answer, source=source, id=qid)
 
 def xquad_questions(lang:str) -> dict[str, str]:
     "XQuAD question id -> the question in `lang`."
-    return {qa['id']: qa['question'] for art in read_json(data_file(f'xquad.{lang}.json'))['data'] for p in art['paragraphs'] for qa in p['qas']}
+    return {qa['id']: qa['question'] for art in read_json(data_file(f'xquad.{lang}.json'))['data']
+            for p in art['paragraphs'] for qa in p['qas']}
 
 def xquad_examples(split:str, langs=('en', 'hi'), seed:int=0, read_in:str|None=None) -> list[dict]:
-    """XQuAD questions of `split` against their paragraph (answerable) and, for about half of them (at random, where one lacks the answer text), against another paragraph of the article;
-    with `read_in`, against the paragraphs (and gold answers) of that language: XQuAD is parallel, so a question has its paragraph in both."""
+    """XQuAD questions of `split` against their paragraph (answerable) and, for about half of them (at random, where one
+    lacks the answer text), against another paragraph of the article; with `read_in`, against the paragraphs (and gold
+    answers) of that language: XQuAD is parallel, so a question has its paragraph in both."""
     rng, splits, out = random.Random(seed), article_splits(), []
     for lang in langs:
         plang = read_in or lang
-        asked = xquad_questions(lang) if plang != lang else None       # the question in its own language, when the paragraphs are another's
+        # the question in its own language, when the paragraphs are another's
+        asked = xquad_questions(lang) if plang != lang else None
         tag = f'xquad_{lang}' if plang == lang else f'xquad_{lang}_on_{plang}'
         for art in read_json(data_file(f'xquad.{plang}.json'))['data']:
             if splits[art['title']] != split: continue
@@ -153,7 +166,8 @@ def xquad_examples(split:str, langs=('en', 'hi'), seed:int=0, read_in:str|None=N
                     out.append(_example(q, plang, p['context'], a['answer_start'], a['text'], tag, qa['id']))
                     others = [j for j in range(len(paras)) if j != pi and a['text'] not in paras[j]]
                     if others and rng.random() < 0.5:
-                        out.append(_example(q, plang, paras[rng.choice(others)], source=f'{tag}_wrong_paragraph', qid=qa['id']))
+                        out.append(_example(q, plang, paras[rng.choice(others)], source=f'{tag}_wrong_paragraph',
+                                            qid=qa['id']))
     return out
 
 
@@ -169,22 +183,26 @@ def _unit_at(units, pos:int, forward:bool=True) -> int|None:
 
 # %% ../../nbs/answering/13a_reader.ipynb #a7850721
 def removed_examples(examples:list[dict], seed:int=0, share:float=0.5) -> list[dict]:
-    "Answerable questions against their own paragraph with the sentence(s) holding the answer cut out: on topic, unanswerable by construction."
+    """Answerable questions against their own paragraph with the sentence(s) holding the answer cut out: on topic,
+    unanswerable by construction."""
     rng, out = random.Random(seed), []
     for ex in examples:
         if ex['start'] is None or rng.random() > share: continue
         spans = sentence_spans(ex['text'])
         first = next(((a, b) for a, b in spans if a <= ex['start'] < b), None)
         if first is None: continue
-        end = max([first[1]] + [b for a, b in spans if a < ex['end'] <= b])      # through the sentence where the answer ends
+        # through the sentence where the answer ends
+        end = max([first[1]] + [b for a, b in spans if a < ex['end'] <= b])
         text = (ex['text'][:first[0]].rstrip() + ' ' + ex['text'][end:].lstrip()).strip()
-        if len(text) < 40 or ex['answer'].strip() in text: continue           # nothing left, or the answer stated elsewhere too
+        # nothing left, or the answer stated elsewhere too
+        if len(text) < 40 or ex['answer'].strip() in text: continue
         out.append(_example(ex['question'], ex['lang'], text, source=f"{ex['source']}_removed", qid=ex['id']))
     return out
 
 # %% ../../nbs/answering/13a_reader.ipynb #54879719
 def mixed_in(typed:str, english:str, min_similarity:float=0.5) -> str:
-    "`typed` (Hindi in Latin letters) with each word of 4 letters or more that sounds like a word of `english`, its English version, written as that word."
+    """`typed` (Hindi in Latin letters) with each word of 4 letters or more that sounds like a word of `english`, its
+    English version, written as that word."""
     words = [w for w in regex.findall(r'[A-Za-z]+', english) if len(w) >= 4]
     def pick(w:str) -> str:
         if len(w) < 4 or not words: return w
@@ -194,9 +212,11 @@ def mixed_in(typed:str, english:str, min_similarity:float=0.5) -> str:
     return ' '.join(pick(w) for w in typed.split())
 
 def typed_examples(split:str, transliterator, seed:int=0) -> list[dict]:
-    "XQuAD Hindi questions of `split` as people type them (`mixed_in` of the romanized set's typed form), read by `transliterator` as the pipeline reads them, against the paragraphs `xquad_examples` gives their originals."
+    """XQuAD Hindi questions of `split` as people type them (`mixed_in` of the romanized set's typed form), read by
+    `transliterator` as the pipeline reads them, against the paragraphs `xquad_examples` gives their originals."""
     typed = {r['key']: r['typed'] for _, r in iter_jsonl(data_dir()/'eval'/'xquad_hi_romanized_v1.jsonl')}
     english = xquad_questions('en')
-    return [dict(ex, question=transliterator(mixed_in(typed[ex['id']], english[ex['id']])), source=ex['source'].replace('xquad_hi', 'xquad_hi_typed', 1))
+    return [dict(ex, question=transliterator(mixed_in(typed[ex['id']], english[ex['id']])),
+                 source=ex['source'].replace('xquad_hi', 'xquad_hi_typed', 1))
             for ex in xquad_examples(split, langs=('hi',), seed=seed)]
 

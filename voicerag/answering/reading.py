@@ -24,12 +24,14 @@ READ_BUDGET, READ_OVERLAP = 256, 64     # passage tokens per window, and how man
 MAX_SPAN_UNITS = 12                     # the longest short answer, in word units
 
 def windows(unit_ids:list[list[int]], budget:int=READ_BUDGET, overlap:int=READ_OVERLAP) -> list[tuple[int, int]]:
-    "Unit ranges [lo, hi) covering every unit in order, each at most `budget` tokens, each repeating about `overlap` tokens of the one before."
+    """Unit ranges [lo, hi) covering every unit in order, each at most `budget` tokens, each repeating about `overlap`
+    tokens of the one before."""
     sizes, n, out, lo = [max(1, len(t)) for t in unit_ids], len(unit_ids), [], 0
     while lo < n:
         hi, used = lo, 0
         while hi < n and used + sizes[hi] <= budget: used += sizes[hi]; hi += 1
-        hi = max(hi, lo + 1)                                  # one unit longer than the budget stands alone (cut in `passage_windows`)
+        # one unit longer than the budget stands alone (cut in `passage_windows`)
+        hi = max(hi, lo + 1)
         out.append((lo, hi))
         if hi == n: break
         nxt, back = hi, 0
@@ -37,15 +39,18 @@ def windows(unit_ids:list[list[int]], budget:int=READ_BUDGET, overlap:int=READ_O
         lo = nxt
     return out
 
-def passage_windows(tokens:ReaderTokens, question_ids:list[int], text:str, budget:int=READ_BUDGET, overlap:int=READ_OVERLAP) -> list[Encoded]:
-    "The question with each window of `text` as one token sequence `<s> question </s></s> window </s>`; position 0 stands for 'no answer'."
+def passage_windows(tokens:ReaderTokens, question_ids:list[int], text:str, budget:int=READ_BUDGET,
+                    overlap:int=READ_OVERLAP) -> list[Encoded]:
+    """The question with each window of `text` as one token sequence `<s> question </s></s> window </s>`; position 0
+    stands for 'no answer'."""
     units = word_units(text)
     unit_ids = [ids[:budget] for ids in tokens.unit_ids(text, units)]
     return [tokens.encode(question_ids, text, units, unit_ids, lo, hi) for lo, hi in windows(unit_ids, budget, overlap)]
 
 # %% ../../nbs/answering/13d_reading.ipynb #551c05ce
 class SpanNet:
-    "e5-small with low-rank adapters (rank `rank`) on every linear layer and one span head: start and end logits per token, position 0 for 'no answer'."
+    """e5-small with low-rank adapters (rank `rank`) on every linear layer and one span head: start and end logits per
+    token, position 0 for 'no answer'."""
     def __init__(self, encoder:E5TorchEncoder, rank:int=16, alpha:float=32.0, seed:int=0):
         torch = self.torch = encoder.torch
         self.encoder, self.rank, self.scale = encoder, rank, alpha / rank
@@ -99,7 +104,8 @@ def reading_path() -> Path:
 
 # %% ../../nbs/answering/13d_reading.ipynb #705ec874
 def span_scores(s:np.ndarray, e:np.ndarray, enc:Encoded, max_units:int=MAX_SPAN_UNITS) -> tuple[int, int, float, float]:
-    "Of one window's logits (whole sequence): the best span's first and last passage token, its score s_i + e_j, and the 'no answer' score s_0 + e_0."
+    """Of one window's logits (whole sequence): the best span's first and last passage token, its score s_i + e_j, and
+    the 'no answer' score s_0 + e_0."""
     n = len(enc.starts_ok)
     ls = np.where(enc.starts_ok, s[enc.first:enc.first + n], -np.inf)
     le = np.where(enc.ends_ok, e[enc.first:enc.first + n], -np.inf)
@@ -124,30 +130,35 @@ class Found:
 SURE_SCORE = 0.0     # a span above its window's own "no answer": the top passage answers, the next ones are not read
 
 class PassageReader:
-    "Serving: e5-small with the adapters merged into its weights; reads the question against every window of every passage in one batch."
-    def __init__(self, weights:ReadingWeights|None=None, encoder:E5TorchEncoder|None=None, max_units:int=MAX_SPAN_UNITS):
+    """Serving: e5-small with the adapters merged into its weights; reads the question against every window of every
+    passage in one batch."""
+    def __init__(self, weights:ReadingWeights|None=None, encoder:E5TorchEncoder|None=None,
+                 max_units:int=MAX_SPAN_UNITS):
         self.weights = weights or ReadingWeights.load(reading_path())
         self.encoder = encoder or E5TorchEncoder(dtype='bfloat16')
         self.torch, self.tokens, self.max_units = self.encoder.torch, ReaderTokens(self.encoder.tokenizer), max_units
         self.budget, self.overlap = self.weights.meta['budget'], self.weights.meta['overlap']
         self.layers = merged_layers(self.encoder, self.weights)
-        self.packed = self.encoder.pack(self.layers)          # laid out once for oneDNN where the encoder prepacks its own
+        # laid out once for oneDNN where the encoder prepacks its own
+        self.packed = self.encoder.pack(self.layers)
         self.head = [self.torch.from_numpy(self.weights.arrays[k]) for k in ('span.w', 'span.b')]
         self.name = f"reading:{self.weights.meta['digest']}"
 
     def read(self, question:str, passages:list[str]) -> Found|None:
-        "The best span over all `passages` for `question`, with its score against 'no answer'; None when no passage has a word to select."
+        """The best span over all `passages` for `question`, with its score against 'no answer'; None when no passage
+        has a word to select."""
         encs = self._windows(question, passages)
         if not encs: return None
         s, e = self._logits([enc.ids for _, enc in encs])
         score, r, i, j = self._best([enc for _, enc in encs], s, e)
         p, enc = encs[r]
         tokens = len(encs) * max(len(x.ids) for _, x in encs)
-        return Found(p, enc.units[enc.tok_units[i]][0], enc.units[enc.tok_units[j]][1], score, len(encs), tokens, len(passages))
+        return Found(p, enc.units[enc.tok_units[i]][0], enc.units[enc.tok_units[j]][1], score, len(encs), tokens,
+                     len(passages))
 
     def read_ranked(self, question:str, passages:list[str], sure:float=SURE_SCORE) -> Found|None:
-        """`read` over passages in rank order: the first alone, the rest (in one batch) only when the first has no span scoring
-        above `sure` against its "no answer". `windows` and `tokens` count both reads."""
+        """`read` over passages in rank order: the first alone, the rest (in one batch) only when the first has no span
+        scoring above `sure` against its "no answer". `windows` and `tokens` count both reads."""
         first = self.read(question, passages[:1])
         if len(passages) < 2 or (first is not None and first.score > sure): return first
         rest = self.read(question, passages[1:])
@@ -155,17 +166,21 @@ class PassageReader:
         rest = replace(rest, passage=rest.passage + 1)
         if first is None: return rest
         best = rest if rest.score > first.score else first
-        return replace(best, windows=first.windows + rest.windows, tokens=first.tokens + rest.tokens, read=len(passages))
+        return replace(best, windows=first.windows + rest.windows, tokens=first.tokens + rest.tokens,
+                       read=len(passages))
 
     def _windows(self, question:str, passages:list[str]) -> list[tuple[int, Encoded]]:
         "(passage, window) for every window of `passages` with a word to select, the question before each."
         qids = self.tokens.question_ids(question)
-        return [(p, enc) for p, text in enumerate(passages) for enc in passage_windows(self.tokens, qids, text, self.budget, self.overlap)
+        return [(p, enc) for p, text in enumerate(passages)
+                for enc in passage_windows(self.tokens, qids, text, self.budget, self.overlap)
                 if enc.starts_ok.any()]
 
     def _best(self, encs:list[Encoded], s:np.ndarray, e:np.ndarray) -> tuple[float, int, int, int]:
-        "(score, window, first token, last token) of the span scoring highest against its window's 'no answer'; the first such on ties."
-        scored = [(span - null, r, i, j) for r, enc in enumerate(encs) for i, j, span, null in [span_scores(s[r], e[r], enc, self.max_units)]]
+        """(score, window, first token, last token) of the span scoring highest against its window's 'no answer'; the
+        first such on ties."""
+        scored = [(span - null, r, i, j) for r, enc in enumerate(encs)
+                  for i, j, span, null in [span_scores(s[r], e[r], enc, self.max_units)]]
         return max(scored, key=lambda t: t[0])
 
     def _logits(self, batch:list[list[int]], states:bool=False) -> tuple[np.ndarray, ...]:
@@ -185,22 +200,26 @@ def reading_threshold_path() -> Path: return package_file('models', 'reading.jso
 
 def save_reading_threshold(threshold:float, weights:ReadingWeights, meta:dict, path=None) -> Path:
     "The 'no answer' threshold of reading mode, for the weights named by their digest."
-    return atomic_write_json(path or reading_threshold_path(), {'format': READING_FORMAT, 'weights': weights.meta['digest'],
-                                                                 'threshold': float(threshold), 'meta': meta})
+    return atomic_write_json(path or reading_threshold_path(),
+                             {'format': READING_FORMAT, 'weights': weights.meta['digest'],
+                              'threshold': float(threshold), 'meta': meta})
 
 def load_reading_threshold(weights:ReadingWeights, path=None) -> float:
     "The threshold fitted for `weights`; a file for other weights, or not one of ours, is a DataError."
     path = Path(path or reading_threshold_path())
     try: d = json.loads(path.read_text(encoding='utf-8'))
     except (OSError, json.JSONDecodeError) as e: raise DataError(f'unreadable reading threshold: {e}', path=path) from e
-    if d.get('format') != READING_FORMAT: raise DataError(f'not a reading threshold (format {d.get("format")!r})', path=path, field='format')
+    if d.get('format') != READING_FORMAT: raise DataError(f'not a reading threshold (format {d.get("format")!r})',
+                                                          path=path, field='format')
     if d.get('weights') != weights.meta['digest']:
-        raise DataError(f"the threshold was fitted for weights {d.get('weights')}, not {weights.meta['digest']}", path=path, field='weights')
+        raise DataError(f"the threshold was fitted for weights {d.get('weights')}, not {weights.meta['digest']}",
+                        path=path, field='weights')
     return float(d['threshold'])
 
 @dataclass
 class ReadAnswer:
-    "Reading mode's answer: the span's text (None for 'no answer'), which passage and where, and the score it was judged by."
+    """Reading mode's answer: the span's text (None for 'no answer'), which passage and where, and the score it was
+    judged by."""
     text: str|None
     score: float|None       # None when no passage had a word to read
     passage: int|None
@@ -215,8 +234,10 @@ def default_reader() -> PassageReader:
         if 'default' not in _readers: _readers['default'] = PassageReader()
         return _readers['default']
 
-def read_answer(question:str, passages:list[str], reader:PassageReader|None=None, threshold:float|None=None) -> ReadAnswer:
-    "The verbatim span of `passages` answering `question`, or 'no answer' (text None) when the reader's score is below `threshold` (default: the shipped one)."
+def read_answer(question:str, passages:list[str], reader:PassageReader|None=None,
+                threshold:float|None=None) -> ReadAnswer:
+    """The verbatim span of `passages` answering `question`, or 'no answer' (text None) when the reader's score is below
+    `threshold` (default: the shipped one)."""
     if isinstance(passages, str): passages = [passages]
     reader = reader or default_reader()
     found = reader.read(question, list(passages))
@@ -227,12 +248,14 @@ def read_answer(question:str, passages:list[str], reader:PassageReader|None=None
 
 # %% ../../nbs/answering/13d_reading.ipynb #68c0f36f
 def squad_asks(queries, corpus) -> list[dict]:
-    "SQuAD-style queries (`meta['doc_id']` their paragraph) as questions to read against that paragraph, with their golds."
-    return [dict(id=q.id, question=q.text, lang=q.lang, text=corpus.versions(q.meta['doc_id'])[q.lang].text, golds=list(q.answers),
-                 absent=q.answer_absent, title=q.meta.get('title')) for q in queries]
+    """SQuAD-style queries (`meta['doc_id']` their paragraph) as questions to read against that paragraph, with their
+    golds."""
+    return [dict(id=q.id, question=q.text, lang=q.lang, text=corpus.versions(q.meta['doc_id'])[q.lang].text,
+                 golds=list(q.answers), absent=q.answer_absent, title=q.meta.get('title')) for q in queries]
 
 def reading_rows(reader:PassageReader, asks:list[dict], progress:bool=True) -> list[dict]:
-    "Each question read against its paragraph: the ask with the span and its score added (score -inf when nothing could be read)."
+    """Each question read against its paragraph: the ask with the span and its score added (score -inf when nothing
+    could be read)."""
     from voicerag.core import progress_bar
     rows = []
     for ask in progress_bar(asks, desc='reading', disable=not progress, mininterval=5):
@@ -241,10 +264,12 @@ def reading_rows(reader:PassageReader, asks:list[dict], progress:bool=True) -> l
     return rows
 
 def _f1_both(row:dict) -> tuple[float, float, float, float]:
-    "(EM, F1) of answering with the span, and of declining, for one row (SQuAD 2.0: declining is right only without an answer)."
+    """(EM, F1) of answering with the span, and of declining, for one row (SQuAD 2.0: declining is right only without an
+    answer)."""
     from voicerag.metrics import exact_match, squad_f1
     golds, lang = row['golds'] or [''], row['lang']
-    return exact_match(row['span'], golds, lang), squad_f1(row['span'], golds, lang), float(row['absent']), float(row['absent'])
+    return (exact_match(row['span'], golds, lang), squad_f1(row['span'], golds, lang),
+            float(row['absent']), float(row['absent']))
 
 def row_scores(row:dict, threshold:float) -> tuple[float, float]:
     "SQuAD 2.0's (EM, F1) of one row, in [0, 1]: its span's where its score reaches `threshold`, else declining's."
@@ -252,7 +277,8 @@ def row_scores(row:dict, threshold:float) -> tuple[float, float]:
     return both[:2] if row['score'] >= threshold else both[2:]
 
 def squad2_scores(rows:list[dict], threshold:float) -> dict:
-    "SQuAD 2.0's EM and F1 (in %) over all rows and split by HasAns / NoAns, answering where the score reaches `threshold`."
+    """SQuAD 2.0's EM and F1 (in %) over all rows and split by HasAns / NoAns, answering where the score reaches
+    `threshold`."""
     per = np.array([row_scores(r, threshold) for r in rows]).reshape(-1, 2) * 100
     has = np.array([not r['absent'] for r in rows])
     out = {'questions': len(rows), 'EM': per[:, 0].mean(), 'F1': per[:, 1].mean()}

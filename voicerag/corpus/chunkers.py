@@ -24,7 +24,8 @@ class Chunker(Protocol):
 def _make_chunk(passage:Passage, strategy:str, i:int, start:int, end:int, context:tuple[int,int]|None=None) -> Chunk:
     cs, ce = context or (start, end)
     return Chunk(id=f'{passage.id}#{strategy}:{i}', passage_id=passage.id, doc_id=passage.doc_id, lang=passage.lang,
-                 strategy=strategy, start=start, end=end, text=passage.text[start:end], context_start=cs, context_end=ce)
+                 strategy=strategy, start=start, end=end, text=passage.text[start:end],
+                 context_start=cs, context_end=ce)
 
 def _sentences_or_whole(passage:Passage) -> list[tuple[int, int]]:
     "Sentence spans; a passage with none (white space only cannot happen: Passage forbids it) is one span."
@@ -47,7 +48,8 @@ class FixedChunker:
 
     def __post_init__(self):
         if self.size < 1 or not 0 <= self.overlap < self.size:
-            raise ValueError(f'fixed chunker needs size >= 1 and 0 <= overlap < size, got size={self.size} overlap={self.overlap}')
+            raise ValueError(f'fixed chunker needs size >= 1 and 0 <= overlap < size, got size={self.size} '
+                             f'overlap={self.overlap}')
 
     @property
     def name(self): return f'fixed_{self.size}_{self.overlap}'
@@ -161,4 +163,5 @@ def make_chunker(spec:str, encoder=None) -> Chunker:
             return SemanticChunker(encoder, float(spec[len('semantic_'):]))
     except ValueError as e:
         raise ValueError(f'bad chunker spec {spec!r}: {e}') from None
-    raise ValueError(f"unknown chunker spec {spec!r}; use sentence, fixed_<size>_<overlap>, parent_child_<k> or semantic_<threshold>")
+    raise ValueError(f"unknown chunker spec {spec!r}; use sentence, fixed_<size>_<overlap>, parent_child_<k> or "
+                     "semantic_<threshold>")

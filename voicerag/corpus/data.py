@@ -34,7 +34,8 @@ def data_file(name:str, folder=None) -> Path:
     folder = Path(folder) if folder is not None else data_dir()
     for candidate in (folder/name, folder/f'{name}.gz'):
         if candidate.exists(): return candidate
-    raise DataError(f'data file not found (also tried {name}.gz); set VOICERAG_DATA to the folder holding it', path=folder/name)
+    raise DataError(f'data file not found (also tried {name}.gz); set VOICERAG_DATA to the folder holding it',
+                    path=folder/name)
 
 # %% ../../nbs/corpus/02_data.ipynb #cf6c1a0a
 _READ_ERRORS = (OSError, EOFError, zlib.error, UnicodeDecodeError)   # gzip.BadGzipFile is an OSError
@@ -55,20 +56,22 @@ def read_json(path):
 def _json_problem(e:json.JSONDecodeError, line:str) -> str:
     "What is wrong with a JSON line, and at which column: json's messages end in 'at' and leave the place to `str(e)`."
     where = f'{e.msg} column {e.colno}' if e.msg.endswith(' at') else f'{e.msg} at column {e.colno}'
-    if e.msg.startswith('Invalid control character') and e.pos < len(line):      # say which one: a tab or a line break pasted into a string
+    # say which one: a tab or a line break pasted into a string
+    if e.msg.startswith('Invalid control character') and e.pos < len(line):
         where = where.replace('character', f'character {line[e.pos]!r}', 1)
     return where
 
 def iter_jsonl(path, on_bad:Callable[[DataError], None]|None=None) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-blank line of a JSON-lines file (`.gz` read transparently). A line that is not a JSON
-    object is a DataError: raised, or given to `on_bad` and left out."""
+    """(line number, object) for each non-blank line of a JSON-lines file (`.gz` read transparently). A line that is not
+    a JSON object is a DataError: raised, or given to `on_bad` and left out."""
     path, n = Path(path), 0
     try:
         with _open_text(path) as f:
             for n, line in enumerate(f, 1):
                 if not line.strip(): continue
                 try: obj = json.loads(line)
-                except json.JSONDecodeError as e: bad = DataError(f'bad JSON line: {_json_problem(e, line)}', path=path, row=n)
+                except json.JSONDecodeError as e: bad = DataError(f'bad JSON line: {_json_problem(e, line)}',
+                                                                  path=path, row=n)
                 else:
                     if isinstance(obj, dict):
                         yield n, obj
@@ -96,15 +99,18 @@ class Corpus:
         for p in passages: self.add(p)
 
     def add(self, p:Passage, path=None, row=None, columns:Mapping[str, str]|None=None) -> bool:
-        "Add `p`; False if the identical passage is already here, a DataError (located at `path`, `row`, in the `columns` a file names its fields by) if it conflicts."
+        """Add `p`; False if the identical passage is already here, a DataError (located at `path`, `row`, in the
+        `columns` a file names its fields by) if it conflicts."""
         col = {'id': 'id', 'doc_id': 'doc_id', **(columns or {})}
         old = self._by_id.get(p.id)
         if old is not None:
-            if old != p: raise DataError(f'passage id {p.id!r} occurs twice with different content', path, row, col['id'])
+            if old != p: raise DataError(f'passage id {p.id!r} occurs twice with different content',
+                                         path, row, col['id'])
             return False
         versions = self._docs.setdefault(p.doc_id, {})
         if p.lang in versions:
-            raise DataError(f'document {p.doc_id!r} has two {p.lang!r} versions: {versions[p.lang].id!r} and {p.id!r}', path, row, col['doc_id'])
+            raise DataError(f'document {p.doc_id!r} has two {p.lang!r} versions: {versions[p.lang].id!r} and {p.id!r}',
+                            path, row, col['doc_id'])
         versions[p.lang] = self._by_id[p.id] = p
         return True
 
@@ -112,7 +118,8 @@ class Corpus:
     def __iter__(self) -> Iterator[Passage]: return iter(self._by_id.values())
     def __contains__(self, pid): return pid in self._by_id
     def __getitem__(self, pid:str) -> Passage: return self._by_id[pid]
-    def __repr__(self): return f'Corpus({self.name!r}: {len(self)} passages, {len(self._docs)} documents, langs {self.langs})'
+    def __repr__(self):
+        return f'Corpus({self.name!r}: {len(self)} passages, {len(self._docs)} documents, langs {self.langs})'
 
     @property
     def doc_ids(self) -> list[str]: return list(self._docs)
@@ -196,7 +203,8 @@ class Qrels(Mapping):
         for qid, docs in (judgements or {}).items():
             for doc_id, rel in docs.items():
                 if isinstance(rel, bool) or not isinstance(rel, int) or rel < 0:
-                    raise DataError(f'relevance must be a non-negative int, got {rel!r}', field=f'qrels[{qid!r}][{doc_id!r}]')
+                    raise DataError(f'relevance must be a non-negative int, got {rel!r}',
+                                    field=f'qrels[{qid!r}][{doc_id!r}]')
             if docs: self._d[qid] = dict(docs)
 
     def __getitem__(self, qid): return self._d[qid]
@@ -211,7 +219,8 @@ class Qrels(Mapping):
         return frozenset(d for d, r in self._d.get(qid, {}).items() if r > 0)
     def restrict(self, qids:Iterable[str], doc_ok=None) -> Qrels:
         "The judgements of `qids`, keeping only documents for which `doc_ok(doc_id)` holds."
-        return Qrels({q: {d: r for d, r in self._d[q].items() if doc_ok is None or doc_ok(d)} for q in qids if q in self._d})
+        return Qrels({q: {d: r for d, r in self._d[q].items() if doc_ok is None or doc_ok(d)}
+                      for q in qids if q in self._d})
 
 # %% ../../nbs/corpus/02_data.ipynb #d864005b
 @dataclass
@@ -225,19 +234,24 @@ class Dataset:
 
     def __post_init__(self):
         for qid in self.qrels:
-            if qid not in self.queries: raise DataError(f'{self.name}: judged query {qid!r} is not among the queries', field='qrels')
+            if qid not in self.queries: raise DataError(f'{self.name}: judged query {qid!r} is not among the queries',
+                                                        field='qrels')
             for doc_id in self.qrels[qid]:
                 if not self.corpus.has_doc(doc_id):
-                    raise DataError(f'{self.name}: judged document {doc_id!r} is not in the corpus', field=f'qrels[{qid!r}]')
+                    raise DataError(f'{self.name}: judged document {doc_id!r} is not in the corpus',
+                                    field=f'qrels[{qid!r}]')
 
     def __repr__(self):
-        return f'Dataset({self.name!r}: {len(self.corpus)} passages, {len(self.corpus.doc_ids)} documents, {len(self.queries)} queries, {self.qrels.n_pairs} judgements)'
+        return (f'Dataset({self.name!r}: {len(self.corpus)} passages, {len(self.corpus.doc_ids)} documents, '
+                f'{len(self.queries)} queries, {self.qrels.n_pairs} judgements)')
 
-    def subset(self, query_lang:str|None=None, passage_lang:str|None=None, groups:Iterable[str]|None=None, name:str|None=None) -> Dataset:
+    def subset(self, query_lang:str|None=None, passage_lang:str|None=None, groups:Iterable[str]|None=None,
+               name:str|None=None) -> Dataset:
         "The queries in `query_lang` and `groups`, against the passages in `passage_lang`."
         corpus = self.corpus if passage_lang is None else self.corpus.filter(passage_lang)
         queries = self.queries.filter(query_lang, groups)
-        return Dataset(name or self.name, corpus, queries, self.qrels.restrict((q.id for q in queries), corpus.has_doc), dict(self.meta))
+        return Dataset(name or self.name, corpus, queries, self.qrels.restrict((q.id for q in queries), corpus.has_doc),
+                       dict(self.meta))
 
 # %% ../../nbs/corpus/02_data.ipynb #25153e64
 def _need(value, kind, path, where:str, row=None):
@@ -288,14 +302,17 @@ def _check_parallel(parsed:dict[str, list], files:dict[str, Path]):
     for lang, arts in others:
         path = files[lang]
         if len(arts) != len(ref):
-            raise DataError(f'not parallel to the {ref_lang!r} file: {len(arts)} articles vs {len(ref)}', path=path, field='data')
+            raise DataError(f'not parallel to the {ref_lang!r} file: {len(arts)} articles vs {len(ref)}',
+                            path=path, field='data')
         for a, (art, ref_art) in enumerate(zip(arts, ref)):
             if len(art['paragraphs']) != len(ref_art['paragraphs']):
-                raise DataError(f'not parallel to the {ref_lang!r} file: {len(art["paragraphs"])} paragraphs vs {len(ref_art["paragraphs"])}',
+                raise DataError(f'not parallel to the {ref_lang!r} file: {len(art["paragraphs"])} paragraphs vs '
+                                f'{len(ref_art["paragraphs"])}',
                                 path=path, field=f'data[{a}].paragraphs')
             for p, (par, ref_par) in enumerate(zip(art['paragraphs'], ref_art['paragraphs'])):
                 if [q['id'] for q in par['qas']] != [q['id'] for q in ref_par['qas']]:
-                    raise DataError(f'not parallel to the {ref_lang!r} file: question ids differ', path=path, field=f'data[{a}].paragraphs[{p}].qas')
+                    raise DataError(f'not parallel to the {ref_lang!r} file: question ids differ',
+                                    path=path, field=f'data[{a}].paragraphs[{p}].qas')
 
 def load_squad(files:Mapping[str, str|Path], name:str='xquad') -> Dataset:
     "A Dataset from SQuAD-format files, one per language ({lang: path}); several languages must be parallel."
@@ -311,20 +328,24 @@ def load_squad(files:Mapping[str, str|Path], name:str='xquad') -> Dataset:
                 passages.append(Passage(f'{doc_id}@{lang}', par['context'], lang, doc_id, art['title']))
                 for qa in par['qas']:
                     qid = f'{name}/{qa["id"]}@{lang}'
-                    queries.append(Query(qid, qa['question'], lang, qa['id'], group, qa['answers'], qa['impossible'], meta={'title': art['title']}))
+                    queries.append(Query(qid, qa['question'], lang, qa['id'], group,
+                                         qa['answers'], qa['impossible'], meta={'title': art['title']}))
                     if not qa['impossible']: qrels[qid] = {doc_id: 1}
-    return Dataset(name, Corpus(passages, name), Queries(queries), Qrels(qrels), {'files': {l: str(p) for l, p in files.items()}})
+    return Dataset(name, Corpus(passages, name), Queries(queries), Qrels(qrels),
+                   {'files': {l: str(p) for l, p in files.items()}})
 
 def load_xquad(langs:Iterable[str]=('en', 'hi'), folder=None) -> Dataset:
     "The vendored XQuAD in `langs` (files `xquad.{lang}.json[.gz]` in `folder`, default `data_dir()`)."
     return load_squad({lang: data_file(f'xquad.{lang}.json', folder) for lang in langs}, name='xquad')
 
 # %% ../../nbs/corpus/02_data.ipynb #194d3b92
-MSMARCO_XI_COLUMNS = ('query_id', 'query', 'Eng_Query', 'query_type', 'Answer', 'Eng_Answer', 'source_lang', 'target_lang', 'passages')
+MSMARCO_XI_COLUMNS = ('query_id', 'query', 'Eng_Query', 'query_type', 'Answer', 'Eng_Answer',
+                      'source_lang', 'target_lang', 'passages')
 NO_ANSWER = 'No Answer Present.'
 # FLORES-200 / file-name language codes of MSMARCO-XI's languages -> ISO 639-1
 INDIC_LANGS = {'asm': 'as', 'ben': 'bn', 'guj': 'gu', 'hin': 'hi', 'kan': 'kn', 'mal': 'ml', 'mar': 'mr', 'nep': 'ne',
-               'npi': 'ne', 'ori': 'or', 'ory': 'or', 'pan': 'pa', 'san': 'sa', 'tam': 'ta', 'tel': 'te', 'urd': 'ur', 'eng': 'en'}
+               'npi': 'ne', 'ori': 'or', 'ory': 'or', 'pan': 'pa', 'san': 'sa', 'tam': 'ta',
+               'tel': 'te', 'urd': 'ur', 'eng': 'en'}
 
 def iter_parquet(path, batch_size:int=1024, limit:int|None=None) -> Iterator[tuple[int, dict]]:
     "(row number from 1, row as a dict) for each row of a parquet file, read in batches."
@@ -337,14 +358,16 @@ def iter_parquet(path, batch_size:int=1024, limit:int|None=None) -> Iterator[tup
                 if limit is not None and n >= limit: return
                 n += 1
                 yield n, row
-    except (pa.ArrowException, OSError) as e: raise DataError(f'unreadable parquet file: {e}', path=path, row=n + 1) from e
+    except (pa.ArrowException, OSError) as e: raise DataError(f'unreadable parquet file: {e}',
+                                                              path=path, row=n + 1) from e
 
 def iter_msmarco_rows(path, limit:int|None=None) -> Iterator[tuple[int, dict]]:
     "(row number, row) from MSMARCO-XI rows stored as `.parquet` or `.jsonl[.gz]`."
     path = Path(path)
     kind = Path(path.name.removesuffix('.gz')).suffix
     if kind == '.parquet': yield from iter_parquet(path, limit=limit); return
-    if kind not in ('.jsonl', '.json'): raise DataError(f'unknown format {kind!r}: expected .parquet or .jsonl[.gz]', path=path)
+    if kind not in ('.jsonl', '.json'): raise DataError(f'unknown format {kind!r}: expected .parquet or .jsonl[.gz]',
+                                                        path=path)
     for n, (line, row) in enumerate(iter_jsonl(path)):
         if limit is not None and n >= limit: return
         yield line, row
@@ -364,12 +387,14 @@ def parse_msmarco_row(row:dict, path=None, n:int|None=None) -> dict:
     if isinstance(qid, bool) or not (isinstance(qid, int) or isinstance(qid, str) and qid.strip().isdigit()):
         raise DataError(f'query_id must be an integer, got {qid!r}', path, n, 'query_id')
     ps = _need(row['passages'], dict, path, 'passages', n)
-    cols = {k: _field(ps, k, list, path, 'passages', n) for k in ('English_passages', 'Translated_passages', 'is_selected')}
+    cols = {k: _field(ps, k, list, path, 'passages', n)
+            for k in ('English_passages', 'Translated_passages', 'is_selected')}
     sizes = {k: len(v) for k, v in cols.items()}
     if len(set(sizes.values())) != 1: raise DataError(f'passage lists differ in length: {sizes}', path, n, 'passages')
     if not cols['is_selected']: raise DataError('row has no passages', path, n, 'passages')
     for i, s in enumerate(cols['is_selected']):
-        if s not in (0, 1) or isinstance(s, float): raise DataError(f'is_selected must be 0 or 1, got {s!r}', path, n, f'passages.is_selected[{i}]')
+        if s not in (0, 1) or isinstance(s, float): raise DataError(f'is_selected must be 0 or 1, got {s!r}',
+                                                                    path, n, f'passages.is_selected[{i}]')
     eng_answer = _answers(row['Eng_Answer'], path, n, 'Eng_Answer')
     absent = eng_answer == (NO_ANSWER,)
     # the Indic answer is a machine translation of Eng_Answer: with no English answer it translates nothing
@@ -379,8 +404,10 @@ def parse_msmarco_row(row:dict, path=None, n:int|None=None) -> dict:
                 query=_text(row['query'], path, n, 'query'), eng_query=_text(row['Eng_Query'], path, n, 'Eng_Query'),
                 query_type=_need(row['query_type'] or '', str, path, 'query_type', n),
                 answer=answer, eng_answer=() if absent else eng_answer, absent=absent,
-                english=[_text(t, path, n, f'passages.English_passages[{i}]') for i, t in enumerate(cols['English_passages'])],
-                translated=[_text(t, path, n, f'passages.Translated_passages[{i}]') for i, t in enumerate(cols['Translated_passages'])],
+                english=[_text(t, path, n, f'passages.English_passages[{i}]')
+                         for i, t in enumerate(cols['English_passages'])],
+                translated=[_text(t, path, n, f'passages.Translated_passages[{i}]')
+                            for i, t in enumerate(cols['Translated_passages'])],
                 selected=[int(s) for s in cols['is_selected']], meta=row.get('meta') or {})
 
 # %% ../../nbs/corpus/02_data.ipynb #5abffeec
@@ -390,7 +417,8 @@ def msmarco_doc_id(english_text:str, name:str='msmarco_xi') -> str:
 
 def load_msmarco_xi(path=None, name:str='msmarco_xi', query_langs:Iterable[str]|None=None,
                     passage_langs:Iterable[str]|None=None, limit:int|None=None) -> Dataset:
-    "A Dataset from MSMARCO-XI rows (`.jsonl[.gz]` or `.parquet`); languages default to English and the row's Indic language."
+    """A Dataset from MSMARCO-XI rows (`.jsonl[.gz]` or `.parquet`); languages default to English and the row's Indic
+    language."""
     path = Path(path) if path is not None else data_file('msmarco_xi_hin_val100.jsonl')
     passages, queries, qrels = {}, [], {}
     stats = Counter(rows=0, passage_slots=0, duplicates_within_row=0, duplicates_across_rows=0, translation_conflicts=0)
@@ -399,7 +427,8 @@ def load_msmarco_xi(path=None, name:str='msmarco_xi', query_langs:Iterable[str]|
         langs = {'en': (r['eng_query'], r['eng_answer']), r['lang']: (r['query'], r['answer'])}
         q_langs = list(langs) if query_langs is None else list(query_langs)
         if missing := sorted({*q_langs, *(passage_langs or ())} - set(langs)):
-            raise DataError(f'language {missing[0]!r} requested but the row holds only {sorted(langs)}', path, n, 'target_lang')
+            raise DataError(f'language {missing[0]!r} requested but the row holds only {sorted(langs)}',
+                            path, n, 'target_lang')
         stats['rows'] += 1
         candidates, relevant = [], {}
         for en_text, tr_text, sel in zip(r['english'], r['translated'], r['selected']):
@@ -414,7 +443,8 @@ def load_msmarco_xi(path=None, name:str='msmarco_xi', query_langs:Iterable[str]|
         for lang in q_langs:
             text, answers = langs[lang]
             qid = f'{name}/{r["query_id"]}@{lang}'
-            queries.append(Query(qid, text, lang, r['query_id'], f'{name}/{r["query_id"]}', answers, r['absent'], r['query_type'],
+            queries.append(Query(qid, text, lang, r['query_id'], f'{name}/{r["query_id"]}',
+                                 answers, r['absent'], r['query_type'],
                                  meta={'row': n, 'candidates': tuple(candidates), 'translation': r['meta']}))
             if relevant: qrels[qid] = dict(relevant)
     if not stats['rows']: raise DataError('no rows', path=path)
@@ -437,7 +467,8 @@ def _required(row:dict, column:str, path, n) -> str:
     return _text(row[column], path, n, column)
 
 def passage_from_row(row:dict, path=None, n:int|None=None, columns:Mapping[str, str]|None=None) -> Passage:
-    "One passage from a row: text, id and lang required, doc_id (default: the id), title and meta optional (null: absent); `columns` maps a field to its column."
+    """One passage from a row: text, id and lang required, doc_id (default: the id), title and meta optional (null:
+    absent); `columns` maps a field to its column."""
     col = passage_columns(columns)
     text, pid, lang = (_required(row, col[f], path, n) for f in ('text', 'id', 'lang'))
     doc_id = _text(pid if row.get(col['doc_id']) is None else row[col['doc_id']], path, n, col['doc_id'])
@@ -448,7 +479,8 @@ def passage_from_row(row:dict, path=None, n:int|None=None, columns:Mapping[str, 
 def add_row(corpus:Corpus, row:dict, path, n:int, columns:Mapping[str, str]|None=None):
     "Add the passage of `row` (row `n` of `path`, through `passage_from_row`) to `corpus`; an id may occur once."
     p = passage_from_row(row, path, n, columns)
-    if not corpus.add(p, path, n, columns): raise DataError(f'passage id {p.id!r} occurs twice', path, n, passage_columns(columns)['id'])
+    if not corpus.add(p, path, n, columns): raise DataError(f'passage id {p.id!r} occurs twice',
+                                                            path, n, passage_columns(columns)['id'])
 
 def corpus_from_rows(rows:Iterable[tuple[int, dict]], path, name:str, columns:Mapping[str, str]|None=None) -> Corpus:
     "A Corpus from (row number, row) pairs read from `path`, each through `passage_from_row`; an id may occur once."
@@ -468,7 +500,8 @@ def _split_sizes(n:int, fractions:Mapping[str, float]) -> dict[str, int]:
     for k in sorted(exact, key=lambda k: sizes[k] - exact[k])[:n - sum(sizes.values())]: sizes[k] += 1
     return sizes
 
-def split_groups(groups:Iterable[str], fractions:Mapping[str, float]|None=None, seed:int=0) -> dict[str, frozenset[str]]:
+def split_groups(groups:Iterable[str], fractions:Mapping[str, float]|None=None,
+                 seed:int=0) -> dict[str, frozenset[str]]:
     "Deterministically partition `groups` into named splits of the given fractions."
     fractions = dict(fractions or DEFAULT_FRACTIONS)
     if any(f < 0 for f in fractions.values()) or abs(sum(fractions.values()) - 1) > 1e-9:
@@ -520,10 +553,11 @@ def load_squad2_unanswerable(folder=None, seed:int=0, fractions:Mapping[str, flo
                                         for j, t in enumerate(_field(q, 'plausible', list, path, where))))
         if not plausible: raise DataError('no plausible answer', path, None, f'{where}.plausible')
         if not any(t in xq.corpus.versions(doc_id)['en'].text for t in plausible):
-            raise DataError(f'no plausible answer occurs in paragraph {doc_id}: the question is tied to the wrong paragraph',
-                            path, None, f'{where}.paragraph')
+            raise DataError(f'no plausible answer occurs in paragraph {doc_id}: the question is tied to the wrong '
+                            'paragraph', path, None, f'{where}.paragraph')
         key = f'squad2_unanswerable/{i:03d}'
-        queries.append(Query(f'{key}@en', _text(_field(q, 'question', str, path, where), path, None, f'{where}.question'), 'en',
+        queries.append(Query(f'{key}@en',
+                             _text(_field(q, 'question', str, path, where), path, None, f'{where}.question'), 'en',
                              key, group, (), True, meta={'doc_id': doc_id, 'title': title, 'paragraph': paragraph,
                                                          'plausible': plausible, 'split': split_of[group]}))
     if not queries: raise DataError('no questions', path=path, field='questions')
@@ -548,7 +582,8 @@ def _squad2_spans(qa:dict, key:str, raw:str, context:str, path, where:str) -> tu
         text = _text(text_raw, path, None, f'{aw}.text')
         s = _normalized_start(raw, start + lead)
         if context[s:s + len(text)] != text:
-            raise DataError('the answer is not found at its offset in the normalised context', path, None, f'{aw}.answer_start')
+            raise DataError('the answer is not found at its offset in the normalised context',
+                            path, None, f'{aw}.answer_start')
         spans.append((s, text))
     return tuple(dict.fromkeys(spans))
 
@@ -579,20 +614,27 @@ def _squad_article(art, a:int, path, group:str, split:str, squad1:bool, xquad_do
             qid = _text(_field(qa, 'id', str, path, qw), path, None, f'{qw}.id')
             impossible = False if squad1 else _field(qa, 'is_impossible', bool, path, qw)
             spans = _squad2_spans(qa, 'answers', raw, context, path, qw)
-            plausible = _squad2_spans(qa, 'plausible_answers', raw, context, path, qw) if 'plausible_answers' in qa else ()
-            if impossible and spans: raise DataError('an unanswerable question with answers', path, None, f'{qw}.answers')
-            if not impossible and not spans: raise DataError('an answerable question without answers', path, None, f'{qw}.answers')
+            plausible = (_squad2_spans(qa, 'plausible_answers', raw, context, path, qw)
+                         if 'plausible_answers' in qa else ())
+            if impossible and spans: raise DataError('an unanswerable question with answers',
+                                                     path, None, f'{qw}.answers')
+            if not impossible and not spans: raise DataError('an answerable question without answers',
+                                                             path, None, f'{qw}.answers')
             meta = {'doc_id': doc_id, 'title': title, 'split': split, **same}
-            meta.update(plausible=tuple(dict.fromkeys(t for _, t in plausible)), plausible_spans=plausible) if impossible else meta.update(spans=spans)
+            meta.update(plausible=tuple(dict.fromkeys(t for _, t in plausible)),
+                        plausible_spans=plausible) if impossible else meta.update(spans=spans)
             qkey = f'{prefix}/{qid}'
-            queries.append(Query(f'{qkey}@en', _text(_field(qa, 'question', str, path, qw), path, None, f'{qw}.question'), 'en',
+            queries.append(Query(f'{qkey}@en',
+                                 _text(_field(qa, 'question', str, path, qw), path, None, f'{qw}.question'), 'en',
                                  qid, group, tuple(dict.fromkeys(t for _, t in spans)), impossible, meta=meta))
             if not impossible: qrels[f'{qkey}@en'] = {doc_id: 1}
 
-def load_squad2_articles(folder=None, seed:int=0, fractions:Mapping[str, float]|None=None, files=(SQUAD2_ARTICLES_FILE,),
+def load_squad2_articles(folder=None, seed:int=0, fractions:Mapping[str, float]|None=None,
+                         files=(SQUAD2_ARTICLES_FILE,),
                          outside:str|None=None, name:str='squad2') -> Dataset:
-    """Whole SQuAD articles (2.0 or 1.1 files) as one dataset: answerable and unanswerable questions. An XQuAD article gets XQuAD's
-    group and split; an article outside XQuAD is an error, unless `outside` names the split all such articles go to (SQuAD train)."""
+    """Whole SQuAD articles (2.0 or 1.1 files) as one dataset: answerable and unanswerable questions. An XQuAD article
+    gets XQuAD's group and split; an article outside XQuAD is an error, unless `outside` names the split all such
+    articles go to (SQuAD train)."""
     xq, group_of, split_of = _xquad_reference(folder, seed, fractions)
     xquad_doc_of = {p.text: p.doc_id for p in xq.corpus}
     out, paths = ([], [], {}), []
@@ -614,10 +656,11 @@ def load_squad2_articles(folder=None, seed:int=0, fractions:Mapping[str, float]|
 # %% ../../nbs/corpus/02_data.ipynb #e2d2a368
 NATURAL_QUESTIONS_FILE = 'natural_questions_v1.jsonl'
 NATURAL_KINDS = ('answerable', 'near_topic', 'off_topic')
-NATURAL_SPLITS = (*SPLITS, 'msmarco', None)     # 'msmarco': an MSMARCO-XI passage's question; None: no document, no split
+NATURAL_SPLITS = (*SPLITS, 'msmarco', None)   # 'msmarco': an MSMARCO-XI passage's question; None: no document, no split
 
 def load_natural_questions(path=None, doc_ok=None) -> Queries:
-    "Hand-written questions (JSON lines: id, lang, question, kind, answers, doc_id, split, note); `doc_ok(doc_id)` checks documents."
+    """Hand-written questions (JSON lines: id, lang, question, kind, answers, doc_id, split, note); `doc_ok(doc_id)`
+    checks documents."""
     path = Path(path) if path is not None else data_file(NATURAL_QUESTIONS_FILE)
     queries, seen = [], {}
     for n, row in iter_jsonl(path):
@@ -625,20 +668,28 @@ def load_natural_questions(path=None, doc_ok=None) -> Queries:
             if col not in row: raise DataError(f'missing field {col!r}', path, n, col)
         qid, lang = _text(row['id'], path, n, 'id'), _text(row['lang'], path, n, 'lang')
         if lang not in ('en', 'hi'): raise DataError(f"lang must be 'en' or 'hi', got {lang!r}", path, n, 'lang')
-        if (qid, lang) in seen: raise DataError(f'question {qid!r} in {lang!r} occurs twice (first on row {seen[qid, lang]})', path, n, 'id')
+        if (qid, lang) in seen: raise DataError(f'question {qid!r} in {lang!r} occurs twice (first on row '
+                                                f'{seen[qid, lang]})', path, n, 'id')
         seen[qid, lang] = n
         kind, split = row['kind'], row['split']
-        if kind not in NATURAL_KINDS: raise DataError(f'kind must be one of {NATURAL_KINDS}, got {kind!r}', path, n, 'kind')
-        if split not in NATURAL_SPLITS: raise DataError(f'split must be one of {NATURAL_SPLITS}, got {split!r}', path, n, 'split')
+        if kind not in NATURAL_KINDS: raise DataError(f'kind must be one of {NATURAL_KINDS}, got {kind!r}',
+                                                      path, n, 'kind')
+        if split not in NATURAL_SPLITS: raise DataError(f'split must be one of {NATURAL_SPLITS}, got {split!r}',
+                                                        path, n, 'split')
         answers = _answers(row['answers'], path, n, 'answers')
         doc_id = normalize(_need(row['doc_id'] or '', str, path, 'doc_id', n)) or None
-        if kind == 'answerable' and not answers: raise DataError('an answerable question without answers', path, n, 'answers')
-        if kind == 'answerable' and doc_id is None: raise DataError('an answerable question without its doc_id', path, n, 'doc_id')
-        if kind != 'answerable' and answers: raise DataError(f'a {kind} question cannot have answers', path, n, 'answers')
-        if kind == 'answerable' and doc_ok is not None and not doc_ok(doc_id): raise DataError(f'unknown document {doc_id!r}', path, n, 'doc_id')
+        if kind == 'answerable' and not answers: raise DataError('an answerable question without answers',
+                                                                 path, n, 'answers')
+        if kind == 'answerable' and doc_id is None: raise DataError('an answerable question without its doc_id',
+                                                                    path, n, 'doc_id')
+        if kind != 'answerable' and answers: raise DataError(f'a {kind} question cannot have answers',
+                                                             path, n, 'answers')
+        if kind == 'answerable' and doc_ok is not None and not doc_ok(doc_id):
+            raise DataError(f'unknown document {doc_id!r}', path, n, 'doc_id')
         note = normalize(_need(row.get('note') or '', str, path, 'note', n))
-        queries.append(Query(f'natural/{qid}@{lang}', _text(row['question'], path, n, 'question'), lang, qid, f'natural/{qid}',
-                             answers, kind != 'answerable', meta={'kind': kind, 'doc_id': doc_id, 'split': split, 'note': note, 'row': n}))
+        queries.append(Query(f'natural/{qid}@{lang}', _text(row['question'], path, n, 'question'), lang, qid,
+                             f'natural/{qid}', answers, kind != 'answerable',
+                             meta={'kind': kind, 'doc_id': doc_id, 'split': split, 'note': note, 'row': n}))
     if not queries: raise DataError('no questions', path=path)
     return Queries(queries)
 
@@ -655,24 +706,30 @@ def recorded_sha256(name:str, folder=None) -> str|None:
     "The sha256 that `README.md` of the data folder records for file `name` (its table row or its paragraph), or None."
     readme = Path(folder) if folder is not None else data_dir()
     text = (readme/'README.md').read_text(encoding='utf-8')
-    blocks = [b for chunk in re.split(r'\n\s*\n', text) for b in (chunk.splitlines() if chunk.lstrip().startswith('|') else [chunk])]
+    blocks = [b for chunk in re.split(r'\n\s*\n', text)
+              for b in (chunk.splitlines() if chunk.lstrip().startswith('|') else [chunk])]
     pattern = re.compile(rf'(?<![\w.]){re.escape(name.removesuffix(".gz"))}(?:\.gz)?(?![\w.])')
     for block in blocks:
         if pattern.search(block) and (found := re.findall(r'\b[0-9a-f]{64}\b', block)): return found[0]
     return None
 
 # %% ../../nbs/corpus/02_data.ipynb #31e89e51
-OPEN_QUESTION_FILES = {'nq_open_dev': 'calibration', 'nq_open_efficientqa_dev': 'test'}   # fit declining on one, report on the other
+# fit declining on one, report on the other
+OPEN_QUESTION_FILES = {'nq_open_dev': 'calibration', 'nq_open_efficientqa_dev': 'test'}
 
 def load_open_questions(name:str='nq_open_dev', folder=None) -> Queries:
-    """Real search-engine questions with short answers and no passages (NQ-open: `{question, answer[]}` per line), English.
-    Each carries its file's split in `meta['split']`; whether one is out of scope depends on the corpus (`out_of_scope`)."""
-    if name not in OPEN_QUESTION_FILES: raise ValueError(f'unknown open-question file {name!r}: one of {sorted(OPEN_QUESTION_FILES)}')
+    """Real search-engine questions with short answers and no passages (NQ-open: `{question, answer[]}` per line),
+    English. Each carries its file's split in `meta['split']`; whether one is out of scope depends on the corpus
+    (`out_of_scope`)."""
+    if name not in OPEN_QUESTION_FILES: raise ValueError(f'unknown open-question file {name!r}: one of '
+                                                         f'{sorted(OPEN_QUESTION_FILES)}')
     path, queries = data_file(f'{name}.jsonl', folder), []
     for n, row in iter_jsonl(path):
         for col, kind in (('question', str), ('answer', list)):
-            if not isinstance(row.get(col), kind): raise DataError(f'field {col!r} must be a {kind.__name__}', path, n, col)
-        answers = tuple(dict.fromkeys(t for j, a in enumerate(row['answer']) if (t := _text(a, path, n, f'answer[{j}]'))))
+            if not isinstance(row.get(col), kind): raise DataError(f'field {col!r} must be a {kind.__name__}',
+                                                                   path, n, col)
+        answers = tuple(dict.fromkeys(t for j, a in enumerate(row['answer'])
+                                      if (t := _text(a, path, n, f'answer[{j}]'))))
         key = f'{name}/{n:04d}'
         queries.append(Query(f'{key}@en', _text(row['question'], path, n, 'question'), 'en', key, key, answers,
                              meta={'split': OPEN_QUESTION_FILES[name]}))
@@ -680,7 +737,8 @@ def load_open_questions(name:str='nq_open_dev', folder=None) -> Queries:
     return Queries(queries)
 
 def out_of_scope(query:Query, corpus_text:str) -> bool:
-    "True when none of `query`'s answers occurs in `corpus_text` (all of a corpus's passages, case-folded): no verbatim answer exists."
+    """True when none of `query`'s answers occurs in `corpus_text` (all of a corpus's passages, case-folded): no
+    verbatim answer exists."""
     return not any(a.casefold() in corpus_text for a in query.answers)
 
 
@@ -695,7 +753,8 @@ class DownloadError(VoiceragError):
 def msmarco_xi_url(lang:str='hi', split:str='validation', base_url:str=MSMARCO_XI_BASE_URL) -> str:
     "The URL of one MSMARCO-XI parquet file, e.g. lang 'hi', split 'validation' -> .../validation/hinval.parquet."
     code = _MSMARCO_XI_FILE_CODES.get(lang, lang)
-    if code not in _MSMARCO_XI_FILE_CODES.values(): raise ValueError(f'unknown MSMARCO-XI language {lang!r}: one of {sorted(_MSMARCO_XI_FILE_CODES)}')
+    if code not in _MSMARCO_XI_FILE_CODES.values(): raise ValueError(f'unknown MSMARCO-XI language {lang!r}: one of '
+                                                                     f'{sorted(_MSMARCO_XI_FILE_CODES)}')
     if split not in ('train', 'validation'): raise ValueError(f"split must be 'train' or 'validation', got {split!r}")
     return f'{base_url.rstrip("/")}/{split}/{code}{"val" if split == "validation" else "train"}.parquet'
 
@@ -720,7 +779,8 @@ def _fetch_into(client:httpx.Client, url:str, part:Path, progress:bool):
             have = 0                                 # the server ignored the range: start again
         size = int(r.headers['Content-Length']) + have if 'Content-Length' in r.headers else None
         with open(part, 'ab' if have else 'wb') as f, \
-             progress_bar(total=size, initial=have, unit='B', unit_scale=True, desc=part.name[:-5], disable=not progress) as bar:
+             progress_bar(total=size, initial=have, unit='B', unit_scale=True, desc=part.name[:-5],
+                          disable=not progress) as bar:
             try:
                 for block in r.iter_raw():           # as received, so bytes that arrived before a failure are kept
                     f.write(block); bar.update(len(block))
@@ -737,7 +797,8 @@ def download(url:str, dest, sha256:str|None=None, retries:int=3, timeout:float=6
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + '.part')
     # identity encoding: byte offsets in Range requests must be offsets into the file itself
-    with httpx.Client(follow_redirects=True, timeout=timeout, headers={'Accept-Encoding': 'identity', **(headers or {})}) as client:
+    with httpx.Client(follow_redirects=True,
+                      timeout=timeout, headers={'Accept-Encoding': 'identity', **(headers or {})}) as client:
         for attempt in range(retries + 1):
             try:
                 _fetch_into(client, url, part, progress)
@@ -745,17 +806,20 @@ def download(url:str, dest, sha256:str|None=None, retries:int=3, timeout:float=6
             except httpx.TransportError as e:        # connection dropped or timed out: keep the .part, resume
                 if attempt == retries:
                     got = part.stat().st_size if part.exists() else 0
-                    raise DownloadError(f'download of {url} interrupted after {got} bytes ({e}); run again to resume') from e
+                    raise DownloadError(f'download of {url} interrupted after {got} bytes ({e}); run again to '
+                                        'resume') from e
     digest = file_sha256(part)
     if sha256 is not None and digest != sha256.lower():
         part.unlink()
-        raise DownloadError(f'checksum mismatch for {url}: expected sha256 {sha256}, got {digest}; the partial file was removed')
+        raise DownloadError(f'checksum mismatch for {url}: expected sha256 {sha256}, got {digest}; the partial file '
+                            'was removed')
     os.replace(part, dest)
     return dest
 
 def fetch_msmarco_xi(lang:str='hi', split:str='validation', folder=None, sha256:str|None=None,
                      base_url:str=MSMARCO_XI_BASE_URL, **kwargs) -> Path:
-    "Download one MSMARCO-XI parquet file into `folder` (default `data_dir()/'msmarco_xi'`); load it with `load_msmarco_xi`."
+    """Download one MSMARCO-XI parquet file into `folder` (default `data_dir()/'msmarco_xi'`); load it with
+    `load_msmarco_xi`."""
     url = msmarco_xi_url(lang, split, base_url)
     folder = Path(folder) if folder is not None else data_dir()/'msmarco_xi'
     return download(url, folder/url.rsplit('/', 1)[1], sha256, **kwargs)

@@ -12,7 +12,8 @@ from functools import partial
 from itertools import chain, groupby
 from pathlib import Path
 from ..core import DataError, Passage
-from .data import (MSMARCO_XI_BASE_URL, PASSAGE_FIELDS, Corpus, DownloadError, fetch_msmarco_xi, iter_jsonl, iter_parquet,
+from .data import (MSMARCO_XI_BASE_URL, PASSAGE_FIELDS, Corpus, DownloadError,
+                                  fetch_msmarco_xi, iter_jsonl, iter_parquet,
                            load_msmarco_xi, msmarco_xi_url, passage_columns, add_row)
 from ..paths import data_dir
 from ..text import dominant_script, normalize
@@ -38,14 +39,16 @@ def _count(n:int, word:str) -> str: return f'{n} {word}{"s" * (n != 1)}'
 
 @dataclass
 class Skipped:
-    "What reading a folder or table left out: each bad document or row and why, and the folder's files of types not read."
+    """What reading a folder or table left out: each bad document or row and why, and the folder's files of types not
+    read."""
     source: str = ''                                       # the folder or the table, as given
-    bad: list[dict] = field(default_factory=list)          # {'file': its path under the folder} or {'row': n}, and 'reason'
+    bad: list[dict] = field(default_factory=list)      # {'file': its path under the folder} or {'row': n}, and 'reason'
     unread: dict[str, int] = field(default_factory=dict)   # suffix ('' for none) -> files of that type, not read
     strict: bool = False                                   # raise at the first bad document or row instead
 
     def note(self, e:DataError, **where):
-        "Note `e` as why the document or row `where` (file=its path under the folder, or row=N) is left out; raise it when strict."
+        """Note `e` as why the document or row `where` (file=its path under the folder, or row=N) is left out; raise it
+        when strict."""
         if self.strict: raise e
         self.bad.append({**where, 'reason': _reason(e)})
 
@@ -57,7 +60,8 @@ class Skipped:
         if self.bad:
             kind = ('row', 'file') if 'row' in self.bad[0] else ('document', 'folder')
             lines.append(f'skipped {_count(len(self.bad), "bad " + kind[0])} in {kind[1]} {self.source}:')
-            lines += [f'  {b["file"] if "file" in b else "row " + str(b["row"])}: {b["reason"]}' for b in self.bad[:limit]]
+            lines += [f'  {b["file"] if "file" in b else "row " + str(b["row"])}: {b["reason"]}'
+                      for b in self.bad[:limit]]
             if len(self.bad) > limit: lines.append(f'  and {len(self.bad) - limit} more')
         if self.unread:
             types = sorted(self.unread.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -80,7 +84,8 @@ def _something_read(corpus:ReadCorpus, what:str, kind:str, none:str) -> ReadCorp
 
 # %% ../../nbs/corpus/02a_ingest.ipynb #9b93a1f5
 class _KeptLines:
-    "A file's lines as `csv.reader` takes them, keeping those of the record being read (to locate a quote problem in it)."
+    """A file's lines as `csv.reader` takes them, keeping those of the record being read (to locate a quote problem in
+    it)."""
     def __init__(self, f): self.f, self.kept = f, []
     def __iter__(self): return self
     def __next__(self):
@@ -88,7 +93,8 @@ class _KeptLines:
         return line
 
 def _bad_quote(raw:str, delimiter:str) -> tuple[int, int, int|None, str]|None:
-    "(cell index, line its quote opened on, line it closed on or None, the text after that quote) of the first badly quoted cell of `raw`, one CSV record's text; lines count from 0."
+    """(cell index, line its quote opened on, line it closed on or None, the text after that quote) of the first badly
+    quoted cell of `raw`, one CSV record's text; lines count from 0."""
     cell = line = i = 0
     while i < len(raw):
         if raw[i] == '"':                                                # a quoted cell: find the quote that closes it
@@ -108,21 +114,24 @@ def _shorten(text:str, n:int=40) -> str: return text if len(text) <= n else text
 def _column(header:list|None, k:int) -> str: return header[k] if header and k < len(header) else f'cell {k + 1}'
 
 def _quote_error(e:csv.Error, raw:str, start:int, end:int, header:list|None, path:Path, delimiter:str) -> DataError:
-    "The DataError for the record on lines `start`..`end` (its text `raw`) that csv refused, at the line and column where its bad quote opened."
+    """The DataError for the record on lines `start`..`end` (its text `raw`) that csv refused, at the line and column
+    where its bad quote opened."""
     if (found := _bad_quote(raw, delimiter)) is None: return DataError(f'unreadable file: {e}', path=path, row=start)
     cell, opened, closed, after = found
     row, field = start + opened, _column(header, cell)
     if closed is not None:
-        return DataError(f'stray quote: the quoted cell that opens here is closed by a quote on line {start + closed} followed by '
-                         f'{_shorten(after)!r}; a quote inside a quoted cell is written twice ("")', path, row, field)
-    if 'field larger' in str(e):
-        return DataError(f'unterminated quote? the quoted cell that opens here runs past line {end}, over {csv.field_size_limit()} characters',
+        return DataError(f'stray quote: the quoted cell that opens here is closed by a quote on line {start + closed} '
+                         f'followed by {_shorten(after)!r}; a quote inside a quoted cell is written twice ("")',
                          path, row, field)
+    if 'field larger' in str(e):
+        return DataError(f'unterminated quote? the quoted cell that opens here runs past line {end}, over '
+                         f'{csv.field_size_limit()} characters', path, row, field)
     rest = f', so the {end - row} line{"s" * (end - row > 1)} after it would be read into it' if end > row else ''
     return DataError(f'unterminated quote: the quoted cell that opens here is never closed{rest}', path, row, field)
 
 def _records(f, path:Path, delimiter:str) -> Iterator[tuple[int, int, list[str]]]:
-    "(first line, last line, cells) of each record of the open CSV file `f`, read strictly; a quote problem is a DataError where it opened."
+    """(first line, last line, cells) of each record of the open CSV file `f`, read strictly; a quote problem is a
+    DataError where it opened."""
     lines = _KeptLines(f)
     reader, header = csv.reader(lines, delimiter=delimiter, strict=True), None
     while True:
@@ -130,22 +139,26 @@ def _records(f, path:Path, delimiter:str) -> Iterator[tuple[int, int, list[str]]
         lines.kept.clear()
         try: cells = next(reader)
         except StopIteration: return
-        except csv.Error as e: raise _quote_error(e, ''.join(lines.kept), start, reader.line_num, header, path, delimiter) from e
+        except csv.Error as e: raise _quote_error(e, ''.join(lines.kept), start,
+                                                  reader.line_num, header, path, delimiter) from e
         if header is None: header = cells
         yield start, reader.line_num, cells
 
 def _shape(cell:str) -> str:
-    "A cell's shape: letters 'a', digits '9', white space ' ', other characters as they are, a run of one kind once ('b12' -> 'a9')."
+    """A cell's shape: letters 'a', digits '9', white space ' ', other characters as they are, a run of one kind once
+    ('b12' -> 'a9')."""
     kinds = ('a' if c.isalpha() else '9' if c.isdigit() else ' ' if c.isspace() else c for c in cell.strip())
     return ''.join(k for k, _ in groupby(kinds))
 
 def _row_inside(cells:list[str], width:int, start:int, key:str, delimiter:str) -> tuple[int, int, int, str]|None:
-    "(cell index, line its quote opened on, line number, line) of a line inside a quoted cell of a record starting on line `start` that reads as a row: `width` cells, the first shaped like the record's first cell (or `key`, the last row's)."
+    """(cell index, line its quote opened on, line number, line) of a line inside a quoted cell of a record starting on
+    line `start` that reads as a row: `width` cells, the first shaped like the record's first cell (or `key`, the last
+    row's)."""
     line = start
     for k, cell in enumerate(cells):
         if '\n' in cell and width >= 2:
             shape = _shape(cells[0] if k else key)
-            if len(shape) > 1 and ' ' not in shape:                         # a key: letters, digits and signs mixed, no white space
+            if len(shape) > 1 and ' ' not in shape:             # a key: letters, digits and signs mixed, no white space
                 for j, text in enumerate(cell.split('\n')[1:], 1):
                     row = next(csv.reader([text.rstrip('\r')], delimiter=delimiter), [])
                     if len(row) == width and _shape(row[0]) == shape: return k, line, line + j, text.rstrip('\r')
@@ -153,9 +166,9 @@ def _row_inside(cells:list[str], width:int, start:int, key:str, delimiter:str) -
     return None
 
 def iter_delimited(path, delimiter:str=',', on_bad:Callable[[DataError], None]|None=None) -> Iterator[tuple[int, dict]]:
-    """(line number, {column: cell}) for each row of a CSV (or, with `delimiter='\\t'`, TSV) file with a header row, read as
-    UTF-8; a quote that is not closed is an error; a row of more or fewer cells than the header is a DataError: raised, or
-    given to `on_bad` and left out (as `iter_jsonl` does)."""
+    """(line number, {column: cell}) for each row of a CSV (or, with `delimiter='\\t'`, TSV) file with a header row,
+    read as UTF-8; a quote that is not closed is an error; a row of more or fewer cells than the header is a DataError:
+    raised, or given to `on_bad` and left out (as `iter_jsonl` does)."""
     path, n = Path(path), 1
     if not path.is_file(): raise DataError('file not found', path=path)
     try:
@@ -163,14 +176,16 @@ def iter_delimited(path, delimiter:str=',', on_bad:Callable[[DataError], None]|N
             records = _records(f, path, delimiter)
             _, _, header = next(records, (1, 1, []))
             if not header: raise DataError('no header row', path=path, row=1)
-            if twice := sorted({c for c in header if header.count(c) > 1}): raise DataError(f'column {twice[0]!r} occurs twice in the header', path, 1, twice[0])
+            if twice := sorted({c for c in header if header.count(c) > 1}):
+                raise DataError(f'column {twice[0]!r} occurs twice in the header', path, 1, twice[0])
             key = ''                                                               # the last row's first cell
             for start, n, cells in records:
                 if not cells: continue                                             # a blank line
                 if inside := _row_inside(cells, len(header), start, key, delimiter):
                     k, opened, line, text = inside
-                    raise DataError(f'unterminated quote? the quoted cell that opens here runs on into line {line}, which reads as a row of its own '
-                                    f'({_shorten(text)!r}); close the quote (a cell that holds such a line can be given as JSON lines)',
+                    raise DataError(f'unterminated quote? the quoted cell that opens here runs on into line {line}, '
+                                    f'which reads as a row of its own ({_shorten(text)!r}); close the quote (a cell '
+                                    'that holds such a line can be given as JSON lines)',
                                     path, opened, _column(header, k))
                 if len(cells) != len(header):
                     bad = DataError(f'{len(cells)} cells where the header has {len(header)}', path, n)
@@ -191,11 +206,12 @@ def _table_reader(path:Path):
     "The row reader for `path`, chosen by its suffix, or a DataError listing the formats."
     for suffix, reader in TABLE_READERS.items():
         if path.name.lower().endswith(suffix): return reader
-    raise DataError(f'unknown format: expected a folder, a {", ".join(DOCUMENT_SUFFIXES)} document, a {", ".join(TABLE_READERS)} table '
-                    f'or {MSMARCO_PREFIX}LANG[:SPLIT]', path=path)
+    raise DataError(f'unknown format: expected a folder, a {", ".join(DOCUMENT_SUFFIXES)} document, a '
+                    f'{", ".join(TABLE_READERS)} table or {MSMARCO_PREFIX}LANG[:SPLIT]', path=path)
 
 def _with_defaults(row:dict, n:int, stem:str, columns:Mapping[str, str], lang:str|None) -> dict:
-    "`row` with an id (`stem/n`) when it has no id column, and a lang (`lang`, else its text's script) when it has none or `lang` is given."
+    """`row` with an id (`stem/n`) when it has no id column, and a lang (`lang`, else its text's script) when it has
+    none or `lang` is given."""
     col, filled = passage_columns(columns), dict(row)
     if 'id' not in columns and row.get(col['id']) is None: filled[col['id']] = f'{stem}/{n}'
     if lang: filled[col['lang']] = lang
@@ -205,26 +221,32 @@ def _with_defaults(row:dict, n:int, stem:str, columns:Mapping[str, str], lang:st
 
 def _no_column(field:str, column:str, keys, path:Path, jsonl:bool) -> DataError:
     listed = ', '.join(map(str, keys)) or 'none'
-    return DataError(f"no {field} column {column!r}: {'the keys of its first row' if jsonl else 'its columns'} are {listed}", path=path)
+    return DataError(f"no {field} column {column!r}: {'the keys of its first row' if jsonl else 'its columns'} "
+                     f"are {listed}", path=path)
 
-def load_table(path, columns:Mapping[str, str]|None=None, lang:str|None=None, name:str='', strict:bool=False) -> ReadCorpus:
-    """A Corpus from a JSONL, CSV, TSV or Parquet table of passages; `columns` maps fields to its columns, `lang` is every passage's
-    language. A bad row is left out and noted in the corpus's `skipped`; `strict` raises it instead."""
+def load_table(path, columns:Mapping[str, str]|None=None, lang:str|None=None, name:str='',
+               strict:bool=False) -> ReadCorpus:
+    """A Corpus from a JSONL, CSV, TSV or Parquet table of passages; `columns` maps fields to its columns, `lang` is
+    every passage's language. A bad row is left out and noted in the corpus's `skipped`; `strict` raises it instead."""
     path, columns = Path(path), dict(columns or {})
-    if unknown := sorted(set(columns) - set(PASSAGE_FIELDS)): raise DataError(f'unknown field {unknown[0]!r}: the fields are {PASSAGE_FIELDS}', path=path)
-    if lang and 'lang' in columns: raise DataError('give a lang column or one lang for every passage, not both', path=path, field=columns['lang'])
+    if unknown := sorted(set(columns) - set(PASSAGE_FIELDS)):
+        raise DataError(f'unknown field {unknown[0]!r}: the fields are {PASSAGE_FIELDS}', path=path)
+    if lang and 'lang' in columns: raise DataError('give a lang column or one lang for every passage, not both',
+                                                   path=path, field=columns['lang'])
     reader, stem, skipped = _table_reader(path), path.name.split('.')[0], Skipped(str(path), strict=strict)
     rows = reader(path) if reader is iter_parquet else reader(path, on_bad=lambda e: skipped.note(e, row=e.row))
     jsonl, seen = reader is iter_jsonl, set()
-    if first := next(rows, None):                                             # the columns named must be there, checked once
+    if first := next(rows, None):                                        # the columns named must be there, checked once
         for field, column in {'text': passage_columns(columns)['text'], **columns}.items():
-            if column not in first[1] and not (jsonl and field in ('title', 'doc_id')): raise _no_column(field, column, first[1], path, jsonl)
+            if column not in first[1] and not (jsonl and field in ('title', 'doc_id')):
+                raise _no_column(field, column, first[1], path, jsonl)
     corpus = ReadCorpus((), name or stem, skipped)
     for n, row in chain([first] if first else [], rows):
         if jsonl: seen.update(row)
         try: add_row(corpus, _with_defaults(row, n, stem, columns, lang), path, n, columns)
         except DataError as e: skipped.note(e, row=n)
-    if jsonl and (never := [(f, c) for f, c in columns.items() if c not in seen]): raise DataError(f'no row has the {never[0][0]} column {never[0][1]!r}', path=path)
+    if jsonl and (never := [(f, c) for f, c in columns.items() if c not in seen]):
+        raise DataError(f'no row has the {never[0][0]} column {never[0][1]!r}', path=path)
     return _something_read(corpus, f'file {path}', 'row', 'no passages in it')
 
 # %% ../../nbs/corpus/02a_ingest.ipynb #04e53649
@@ -232,13 +254,15 @@ def _read_utf8(path:Path) -> str:
     "The text of `path` as UTF-8; a DataError for bytes that are not UTF-8, or for a NUL byte (binary data, UTF-16)."
     try: text = path.read_text(encoding='utf-8-sig')
     except UnicodeDecodeError as e: raise DataError(f'not UTF-8 text ({e.reason} at byte {e.start})', path=path) from e
-    if (nul := text.find('\0')) >= 0: raise DataError(f'not text: a NUL byte at character {nul} (binary data, or UTF-16)', path=path)
+    if (nul := text.find('\0')) >= 0:
+        raise DataError(f'not text: a NUL byte at character {nul} (binary data, or UTF-16)', path=path)
     return text
 
-_FINAL = re.compile(r'[.!?।॥:;…]["\'”’)\]]*$')                                # final punctuation, then closing quotes or brackets
+_FINAL = re.compile(r'[.!?।॥:;…]["\'”’)\]]*$')                      # final punctuation, then closing quotes or brackets
 
 def as_sentences(blocks:Iterable[str]) -> str:
-    "Blocks of text (headings, paragraphs, list items, table rows) as paragraphs, each without final punctuation ended by '.' ('।' in Devanagari)."
+    """Blocks of text (headings, paragraphs, list items, table rows) as paragraphs, each without final punctuation ended
+    by '.' ('।' in Devanagari)."""
     out = []
     for block in blocks:
         if not normalize(block := block.strip()): continue
@@ -246,19 +270,22 @@ def as_sentences(blocks:Iterable[str]) -> str:
     return '\n\n'.join(out)
 
 def read_text_file(path:Path) -> tuple[str, str]:
-    "(title, text) of a plain-text file: its name without the suffix, and its text with each paragraph (between blank lines) ended as a sentence."
+    """(title, text) of a plain-text file: its name without the suffix, and its text with each paragraph (between blank
+    lines) ended as a sentence."""
     return path.stem, as_sentences(re.split(r'\n[ \t]*\n', _read_utf8(path)))
 
 # %% ../../nbs/corpus/02a_ingest.ipynb #49e37a87
-_HTML_DROPPED = ('head, script, style, noscript, template, svg, nav, aside, button, select, textarea, label, [hidden], [aria-hidden=true], '
-                 '[role=navigation], [role=banner], [role=contentinfo], [role=complementary], [role=search]')
-_HTML_BLOCKS = ['address', 'article', 'blockquote', 'br', 'caption', 'dd', 'details', 'dialog', 'div', 'dl', 'dt', 'fieldset', 'figcaption',
-                'figure', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hgroup', 'hr', 'legend', 'li', 'main', 'ol', 'p', 'pre',
-                'section', 'summary', 'table', 'tr', 'ul']
+_HTML_DROPPED = ('head, script, style, noscript, template, svg, nav, aside, button, select, textarea, label, [hidden], '
+                 '[aria-hidden=true], [role=navigation], [role=banner], [role=contentinfo], [role=complementary], '
+                 '[role=search]')
+_HTML_BLOCKS = ['address', 'article', 'blockquote', 'br', 'caption', 'dd', 'details', 'dialog', 'div', 'dl', 'dt',
+                'fieldset', 'figcaption', 'figure', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hgroup',
+                'hr', 'legend', 'li', 'main', 'ol', 'p', 'pre', 'section', 'summary', 'table', 'tr', 'ul']
 _HEADINGS = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6']
 
 def html_text(markup) -> tuple[str, list[str]]:
-    "(title, blocks) of an HTML page: `<title>`, else its first heading, and the text of each block (heading, paragraph, list item, table row) without the page's boilerplate."
+    """(title, blocks) of an HTML page: `<title>`, else its first heading, and the text of each block (heading,
+    paragraph, list item, table row) without the page's boilerplate."""
     from bs4 import BeautifulSoup
     soup = BeautifulSoup(markup, 'html.parser')
     title = soup.title.get_text(' ') if soup.title else ''
@@ -267,59 +294,69 @@ def html_text(markup) -> tuple[str, list[str]]:
     for el in soup.find_all(['header', 'footer', 'form']):
         if el.decomposed: continue
         if el.name == 'form': keep = el.find(['p', 'main', 'article', *_HEADINGS])    # a form around the whole page
-        else: keep = el.find_parent(['article', 'aside', 'main', 'nav', 'section'])   # an article's own header or footer
+        else: keep = el.find_parent(['article', 'aside', 'main', 'nav', 'section'])  # an article's own header or footer
         if not keep: el.decompose()
     if not title and (heading := soup.find(_HEADINGS)): title = heading.get_text(' ')
-    for el in soup.find_all(_HTML_BLOCKS): el.insert_before('\x1e'); el.insert_after('\x1e')   # control characters mark blocks and cells
+    # control characters mark blocks and cells
+    for el in soup.find_all(_HTML_BLOCKS): el.insert_before('\x1e'); el.insert_after('\x1e')
     for el in soup.find_all(['td', 'th']): el.insert_after('\x1f')
-    blocks = (', '.join(c for c in (normalize(cell) for cell in block.split('\x1f')) if c) for block in soup.get_text().split('\x1e'))
+    blocks = (', '.join(c for c in (normalize(cell) for cell in block.split('\x1f')) if c)
+              for block in soup.get_text().split('\x1e'))
     return title, [b for b in blocks if b]
 
 def read_html(path:Path) -> tuple[str, str]:
-    "(title, text) of an HTML file: `<title>`, else the first heading, and the text of the page without its boilerplate, each block a sentence."
+    """(title, text) of an HTML file: `<title>`, else the first heading, and the text of the page without its
+    boilerplate, each block a sentence."""
     title, blocks = html_text(path.read_bytes())
     return title, as_sentences(blocks)
 
 # %% ../../nbs/corpus/02a_ingest.ipynb #d6add04f
 def markdown_text(md:str) -> tuple[str, list[str]]:
-    "(first heading, blocks) of Markdown `md` as plain text: rendered by markdown-it-py (CommonMark, with pipe tables and strike-through), then read as an HTML page is (`html_text`)."
+    """(first heading, blocks) of Markdown `md` as plain text: rendered by markdown-it-py (CommonMark, with pipe tables
+    and strike-through), then read as an HTML page is (`html_text`)."""
     from markdown_it import MarkdownIt
     return html_text(MarkdownIt('commonmark', {'html': True}).enable(['table', 'strikethrough']).render(md))
 
 def read_markdown(path:Path) -> tuple[str, str]:
-    "(title, text) of a Markdown file: its first heading (else its name) and its text without markup, each heading, paragraph, list item and table row a sentence."
+    """(title, text) of a Markdown file: its first heading (else its name) and its text without markup, each heading,
+    paragraph, list item and table row a sentence."""
     title, blocks = markdown_text(_read_utf8(path))
     return title or path.stem, as_sentences(blocks)
 
 # %% ../../nbs/corpus/02a_ingest.ipynb #d9238656
 def read_pdf(path:Path) -> tuple[str, str]:
-    "(title, text) of a PDF: its metadata title and the text of its pages; a DataError when it cannot be read or is encrypted."
+    """(title, text) of a PDF: its metadata title and the text of its pages; a DataError when it cannot be read or is
+    encrypted."""
     from pypdf import PdfReader
     try:
         reader = PdfReader(path)
         if not reader.is_encrypted:
             title = reader.metadata.title if reader.metadata else None
             return title or '', '\n'.join(page.extract_text() for page in reader.pages)
-    except Exception as e:                       # pypdf raises many kinds of exception on damaged files, not only PdfReadError
+    except Exception as e:                # pypdf raises many kinds of exception on damaged files, not only PdfReadError
         raise DataError(f'unreadable PDF: {e}', path=path) from e
     raise DataError('encrypted PDF: decrypt it first', path=path)
 
-DOCUMENT_READERS = {'.txt': read_text_file, '.md': read_markdown, '.html': read_html, '.htm': read_html, '.pdf': read_pdf}
+DOCUMENT_READERS = {'.txt': read_text_file, '.md': read_markdown, '.html': read_html,
+                    '.htm': read_html, '.pdf': read_pdf}
 
 # %% ../../nbs/corpus/02a_ingest.ipynb #43ef7995
 def folder_files(root:Path) -> tuple[list[Path], dict[str, int]]:
-    "The documents under the folder `root` (recursively, in path order) and the other files by suffix; hidden ones left out."
+    """The documents under the folder `root` (recursively, in path order) and the other files by suffix; hidden ones
+    left out."""
     files = sorted(p for p in root.rglob('*')
                    if p.is_file() and not any(part.startswith('.') for part in p.relative_to(root).parts))
     unread = Counter(p.suffix.lower() for p in files if p.suffix.lower() not in DOCUMENT_READERS)
     return [p for p in files if p.suffix.lower() in DOCUMENT_READERS], dict(sorted(unread.items()))
 
 def document_passage(path:Path, root:Path, lang:str|None=None) -> Passage:
-    "One document as one passage: id and doc_id its path under `root`, its reader's title (else its name), lang `lang` or its script's."
+    """One document as one passage: id and doc_id its path under `root`, its reader's title (else its name), lang `lang`
+    or its script's."""
     try: title, raw = DOCUMENT_READERS[path.suffix.lower()](path)
     except OSError as e: raise DataError(f'unreadable file: {e.strerror}', path=path) from e
     text = normalize(raw)
-    if not text: raise DataError('empty text' + (' (a scanned PDF has no text layer)' if path.suffix.lower() == '.pdf' else ''), path=path)
+    if not text: raise DataError('empty text' + (' (a scanned PDF has no text '
+                                                 'layer)' if path.suffix.lower() == '.pdf' else ''), path=path)
     pid = path.relative_to(root).as_posix()
     return Passage(pid, text, lang or script_lang(text), pid, normalize(title) or path.stem)
 
@@ -330,10 +367,12 @@ def _document_passages(files:list[Path], root:Path, lang:str|None, skipped:Skipp
         except DataError as e: skipped.note(e, file=path.relative_to(root).as_posix())
 
 def load_documents(path, lang:str|None=None, name:str='', strict:bool=False) -> ReadCorpus:
-    """A Corpus of the .txt, .md, .html/.htm and .pdf documents in a folder (recursively), or of one such file. A bad document
-    in a folder is left out and noted in the corpus's `skipped`, as are the other files by type; `strict` raises it instead."""
+    """A Corpus of the .txt, .md, .html/.htm and .pdf documents in a folder (recursively), or of one such file. A bad
+    document in a folder is left out and noted in the corpus's `skipped`, as are the other files by type; `strict`
+    raises it instead."""
     path = Path(path)
-    if not path.is_dir(): return ReadCorpus([document_passage(path, path.parent, lang)], name or path.stem, Skipped(str(path)))
+    if not path.is_dir(): return ReadCorpus([document_passage(path, path.parent, lang)],
+                                            name or path.stem, Skipped(str(path)))
     files, unread = folder_files(path)
     skipped = Skipped(str(path), unread=unread, strict=strict)
     corpus = ReadCorpus(_document_passages(files, path, lang, skipped), name or path.stem, skipped)
@@ -346,13 +385,15 @@ def parse_msmarco_source(source:str) -> tuple[str, str]:
     return lang, split or 'validation'
 
 def load_msmarco_source(source:str, folder=None, base_url:str=MSMARCO_XI_BASE_URL) -> Corpus:
-    "The passages of one MSMARCO-XI split: the file in `folder` (default `data_dir()/'msmarco_xi'`), downloaded there when missing."
+    """The passages of one MSMARCO-XI split: the file in `folder` (default `data_dir()/'msmarco_xi'`), downloaded there
+    when missing."""
     lang, split = parse_msmarco_source(source)
     folder = Path(folder) if folder is not None else data_dir()/'msmarco_xi'
     try: path = fetch_msmarco_xi(lang, split, folder, base_url=base_url)
     except DownloadError as e:
         file = msmarco_xi_url(lang, split).rsplit('/', 1)[1]
-        raise DataError(f'{source}: {file} is not in {folder} and could not be downloaded ({e}); go online, or put the file there') from e
+        raise DataError(f'{source}: {file} is not in {folder} and could not be downloaded ({e}); go online, or put the '
+                        'file there') from e
     except ValueError as e: raise DataError(f'{source}: {e}') from None
     return load_msmarco_xi(path).corpus
 
@@ -362,9 +403,11 @@ def _missing(source) -> DataError:
     kind = 'folder' if str(source).endswith(('/', '\\')) or not Path(source).suffix else 'file'
     return DataError(f'{kind} {source} not found')
 
-def load_corpus(source, columns:Mapping[str, str]|None=None, lang:str|None=None, name:str='', strict:bool=False) -> Corpus:
-    """The corpus at `source`: 'msmarco-xi:LANG[:SPLIT]', a folder or file of documents, or a JSONL, CSV, TSV or Parquet table.
-    A bad document or row of a folder or table is left out and noted in the corpus's `skipped` (`Skipped`); `strict` raises it."""
+def load_corpus(source, columns:Mapping[str, str]|None=None, lang:str|None=None,
+                name:str='', strict:bool=False) -> Corpus:
+    """The corpus at `source`: 'msmarco-xi:LANG[:SPLIT]', a folder or file of documents, or a JSONL, CSV, TSV or Parquet
+    table. A bad document or row of a folder or table is left out and noted in the corpus's `skipped` (`Skipped`);
+    `strict` raises it."""
     if str(source).startswith(MSMARCO_PREFIX):
         if columns or lang: raise DataError(f'columns and a lang apply to files and folders, not to {source}')
         return load_msmarco_source(str(source))

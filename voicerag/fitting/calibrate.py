@@ -26,11 +26,12 @@ class CalibrationError(VoiceragError):
 
 @dataclass(frozen=True)
 class ThresholdFit:
-    "The result of `fit_threshold`: the threshold (None when none meets the ceiling) and what it achieves on the fitted data."
+    """The result of `fit_threshold`: the threshold (None when none meets the ceiling) and what it achieves on the
+    fitted data."""
     met: bool
     threshold: float|None
-    coverage: float              # share of answerable questions answered (score >= threshold)
-    false_answer: float          # out-of-scope questions answered, as a share of `per` (by default, of the out-of-scope ones)
+    coverage: float        # share of answerable questions answered (score >= threshold)
+    false_answer: float    # out-of-scope questions answered, as a share of `per` (by default, of the out-of-scope ones)
     max_false_answer: float
     n_answerable: int
     n_out_of_scope: int
@@ -41,7 +42,8 @@ class ThresholdFit:
 def _scores(values, name:str) -> np.ndarray:
     v = np.asarray(list(values), dtype=float)
     if v.ndim != 1 or v.size == 0: raise ValueError(f'{name} needs at least one score')
-    if not np.isfinite(v).all(): raise ValueError(f'{name} holds a non-finite score at position {int(np.argmin(np.isfinite(v)))}')
+    if not np.isfinite(v).all(): raise ValueError(f'{name} holds a non-finite score at position '
+                                                  f'{int(np.argmin(np.isfinite(v)))}')
     return v
 
 _Z = 1.645                # one-sided 95%
@@ -54,8 +56,8 @@ def wilson_upper(k, n:int, z:float=_Z) -> np.ndarray:
 _SLACK = 1e-12            # a rate this far over the ceiling still meets it (floating-point noise)
 
 def min_out_of_scope(max_false_answer:float=0.05, bound:str='upper') -> int|None:
-    """The fewest out-of-scope questions with which `fit_threshold` can meet `max_false_answer` at all, when none of them is
-    answered; None when no number can (a zero ceiling under the upper bound)."""
+    """The fewest out-of-scope questions with which `fit_threshold` can meet `max_false_answer` at all, when none of
+    them is answered; None when no number can (a zero ceiling under the upper bound)."""
     if bound == 'point': return 1
     if max_false_answer <= 0: return None
     n = max(1, math.ceil(_Z**2 * (1 - max_false_answer) / max_false_answer))   # wilson_upper(0, n) = z²/(n + z²)
@@ -64,8 +66,9 @@ def min_out_of_scope(max_false_answer:float=0.05, bound:str='upper') -> int|None
     return n
 
 def require_enough(counts:Mapping[str, tuple[int, int]], max_false_answer:float=0.05, bound:str='upper'):
-    """`CalibrationError` when a language of `counts` ({language: (answerable, unanswerable)}) has too few questions of either
-    kind for `fit_threshold` to meet the ceiling at all; it names each such language, the count given and the count needed."""
+    """`CalibrationError` when a language of `counts` ({language: (answerable, unanswerable)}) has too few questions of
+    either kind for `fit_threshold` to meet the ceiling at all; it names each such language, the count given and the
+    count needed."""
     need, ceiling = min_out_of_scope(max_false_answer, bound), f'{max_false_answer * 100:g}% false answers'
     ceiling = f'a 95% upper bound of {ceiling}' if bound == 'upper' else f'at most {ceiling}'
     short = []
@@ -79,15 +82,17 @@ def require_enough(counts:Mapping[str, tuple[int, int]], max_false_answer:float=
 
 def fit_threshold(scores_answerable:Sequence[float], scores_out_of_scope:Sequence[float], max_false_answer:float=0.05,
                   bound:str='point', per:int|None=None) -> ThresholdFit:
-    """The threshold answering the most answerable questions while answering at most `max_false_answer` of the out-of-scope ones
-    (of `per` questions when given: e.g. wrong answers counted against every question asked)."""
+    """The threshold answering the most answerable questions while answering at most `max_false_answer` of the
+    out-of-scope ones (of `per` questions when given: e.g. wrong answers counted against every question asked)."""
     if not 0 <= max_false_answer < 1: raise ValueError(f'max_false_answer must lie in [0, 1), got {max_false_answer}')
     if bound not in ('point', 'upper'): raise ValueError(f"bound must be 'point' or 'upper', got {bound!r}")
     pos, neg = _scores(scores_answerable, 'scores_answerable'), _scores(scores_out_of_scope, 'scores_out_of_scope')
     per = neg.size if per is None else per
-    if per < neg.size: raise ValueError(f'per ({per}) counts fewer questions than the {neg.size} false answers it is a share of')
+    if per < neg.size: raise ValueError(f'per ({per}) counts fewer questions than the {neg.size} false answers it is a '
+                                        'share of')
     candidates = np.unique(pos)[::-1]                                           # highest first
-    coverage = (pos.size - np.searchsorted(np.sort(pos), candidates, side='left')) / pos.size   # share scoring >= each candidate
+    # share scoring >= each candidate
+    coverage = (pos.size - np.searchsorted(np.sort(pos), candidates, side='left')) / pos.size
     false_count = neg.size - np.searchsorted(np.sort(neg), candidates, side='left')
     false = false_count / per
     judged = false if bound == 'point' else wilson_upper(false_count, per)
@@ -95,18 +100,20 @@ def fit_threshold(scores_answerable:Sequence[float], scores_out_of_scope:Sequenc
     n = dict(max_false_answer=max_false_answer, n_answerable=int(pos.size), n_out_of_scope=int(neg.size))
     if not ok.size:
         upper, asked = bound == 'upper', 'out-of-scope questions' if per == neg.size else 'questions'
-        if false_count[0] == 0:          # nothing out of scope scores that high, yet the bound is over the ceiling: too few to bound it
+        # nothing out of scope scores that high, yet the bound is over the ceiling: too few to bound it
+        if false_count[0] == 0:
             need = min_out_of_scope(max_false_answer, bound)
-            why = (f'no out-of-scope score reaches the best answerable score {candidates[0]:.4g}, but {per} {asked} are too few: '
-                   f'with none answered the 95% upper bound is {judged[0]:.1%}; '
+            why = (f'no out-of-scope score reaches the best answerable score {candidates[0]:.4g}, but {per} {asked} '
+                   f'are too few: with none answered the 95% upper bound is {judged[0]:.1%}; '
                    + (f'at least {need} are needed' if need else 'no number of questions brings it to 0'))
         else:
-            why = (f'{false[0]:.1%} {"of out-of-scope questions" if per == neg.size else f"of {per} questions"} score at least the '
-                   f'best answerable score {candidates[0]:.4g}{f" (95% upper bound {judged[0]:.1%})" if upper else ""}; the distributions overlap')
+            why = (f'{false[0]:.1%} {"of out-of-scope questions" if per == neg.size else f"of {per} questions"} score '
+                   f'at least the best answerable score {candidates[0]:.4g}'
+                   f'{f" (95% upper bound {judged[0]:.1%})" if upper else ""}; the distributions overlap')
         return ThresholdFit(False, None, 0.0, 0.0, reason=(
             f'no threshold answers any answerable question with at most {max_false_answer:.1%} false answers'
             f'{" (95% upper bound)" if upper else ""}: {why}'), **n)
-    best = ok[-1]                                                               # the lowest candidate meeting the ceiling
+    best = ok[-1]                                                             # the lowest candidate meeting the ceiling
     t = candidates[best]
     below = np.concatenate([pos[pos < t], neg[neg < t]])
     threshold = float((t + below.max()) / 2) if below.size else float(t)
@@ -116,17 +123,21 @@ def fit_threshold(scores_answerable:Sequence[float], scores_out_of_scope:Sequenc
 def _require_met(fits:Mapping[str, ThresholdFit], what:str):
     if not fits: raise CalibrationError(f'no {what} fits given')
     failed = {lang: f.reason for lang, f in fits.items() if not f.met}
-    if failed: raise CalibrationError(f'{what} calibration failed for {", ".join(sorted(failed))}: ' + '; '.join(failed.values()))
+    if failed: raise CalibrationError(f'{what} calibration failed for {", ".join(sorted(failed))}: '
+                                      + '; '.join(failed.values()))
 
-def fit_abstainer(rule:str, fits:Mapping[str, ThresholdFit], model:LogisticAbstainer|None=None, meta:Mapping|None=None) -> Abstainer:
+def fit_abstainer(rule:str, fits:Mapping[str, ThresholdFit], model:LogisticAbstainer|None=None,
+                  meta:Mapping|None=None) -> Abstainer:
     "An `Abstainer` from per-language threshold fits; `CalibrationError` when any language has no threshold."
     _require_met(fits, rule)
     return Abstainer(rule, {lang: f.threshold for lang, f in fits.items()}, model,
                      {**(meta or {}), 'fits': {lang: f.to_dict() for lang, f in fits.items()}})
 
 # %% ../../nbs/fitting/11_calibrate.ipynb #1187cd9d
-def auroc_ci(scores_positive, scores_negative, n_boot:int=1000, alpha:float=0.05, seed:int=0) -> tuple[float, float, float]:
-    "(AUROC, low, high): the AUROC and its percentile bootstrap interval, resampling positives and negatives separately."
+def auroc_ci(scores_positive, scores_negative, n_boot:int=1000, alpha:float=0.05,
+             seed:int=0) -> tuple[float, float, float]:
+    """(AUROC, low, high): the AUROC and its percentile bootstrap interval, resampling positives and negatives
+    separately."""
     pos, neg = _scores(scores_positive, 'scores_positive'), _scores(scores_negative, 'scores_negative')
     rng = np.random.default_rng(seed)
     boot = [auroc(rng.choice(pos, pos.size), rng.choice(neg, neg.size)) for _ in range(n_boot)]
@@ -136,7 +147,8 @@ def auroc_ci(scores_positive, scores_negative, n_boot:int=1000, alpha:float=0.05
 def held_out_articles(queries, seed:int=0) -> frozenset[str]:
     "The XQuAD articles kept out of a calibration index: half the calibration articles and half the test articles."
     splits = split_groups(queries.groups, seed=seed)
-    halves = [split_groups(splits[name], {'indexed': 0.5, 'held_out': 0.5}, seed=seed)['held_out'] for name in ('calibration', 'test')]
+    halves = [split_groups(splits[name], {'indexed': 0.5, 'held_out': 0.5}, seed=seed)['held_out']
+              for name in ('calibration', 'test')]
     return frozenset().union(*halves)
 
 def article_of(doc_id:str) -> str: return doc_id.rsplit('/', 1)[0]
@@ -147,7 +159,8 @@ def corpus_without(corpus, articles, name:str) -> Corpus:
 
 # %% ../../nbs/fitting/11_calibrate.ipynb #82eae8b8
 def calibration_index(config, encoder, corpus=None, seed:int=0, progress:bool=True):
-    "The served corpus without the held-out XQuAD articles, indexed with `config`; loaded when already built and current."
+    """The served corpus without the held-out XQuAD articles, indexed with `config`; loaded when already built and
+    current."""
     from voicerag.corpus.data import default_corpus, load_xquad
     from voicerag.retrieval.index import build_index, load_index, save_index
     from voicerag.paths import home_path

@@ -4,21 +4,21 @@
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #7bb3a34a
 from __future__ import annotations
-import functools, json, sys, time, warnings
+import functools, time, warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np
-from ..core import Config, State, VoiceragError, atomic_write_json, config_from, config_parser, progress_bar
-from ..corpus.data import (NATURAL_KINDS, NATURAL_QUESTIONS_FILE, SQUAD_DEV_FILES, Dataset, content_sha256, data_file, load_default,
-                           load_natural_questions, load_open_questions, load_squad2_articles, load_squad2_unanswerable, out_of_scope,
-                           recorded_sha256, split_dataset)
+from ..core import Config, State, VoiceragError, progress_bar
+from ..corpus.data import (NATURAL_KINDS, NATURAL_QUESTIONS_FILE, SQUAD_DEV_FILES, Dataset, content_sha256,
+                                  data_file, load_default, load_natural_questions, load_open_questions,
+                                  load_squad2_articles, load_squad2_unanswerable, out_of_scope, recorded_sha256,
+                                  split_dataset)
 from ..core import DataError
 from ..retrieval.encoders import make_encoder
 from ..retrieval.index import MODES, Retriever, index_path, load_index
-from ..paths import results_path
 from .runs import DIRECTIONS, latency_summary, machine_facts, run_direction, score_runs
-from ..metrics import (CORRECT_F1, answer_precision, auroc, bootstrap_ci, contains_answer, exact_match, paired_bootstrap, risk_coverage,
-                              squad_f1, system_aurc, system_risk_coverage)
+from ..metrics import (CORRECT_F1, answer_precision, auroc, bootstrap_ci, contains_answer, exact_match,
+                              paired_bootstrap, risk_coverage, squad_f1, system_aurc, system_risk_coverage)
 from .calibrate import calibration_retriever, held_out_articles
 from ..retrieval.rerank import RerankingRetriever, reranker_fingerprint
 from ..pipeline import Pipeline
@@ -35,7 +35,7 @@ __all__ = ['RESULTS_FORMAT', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVA
            'summarize_natural', 'natural_results', 'squad_test', 'squad_rows', 'summarize_squad',
            'squad_pipeline_results', 'reading_mode_results', 'open_question_results', 'curve_points',
            'abstention_results', 'latency_results', 'sweep_results', 'answerer_identity', 'evaluate', 'headline',
-           'drift', 'main', 'retrieval_table', 'answers_table', 'declining_table', 'selective_table', 'natural_table',
+           'drift', 'retrieval_table', 'answers_table', 'declining_table', 'selective_table', 'natural_table',
            'abstention_table', 'latency_table', 'sweep_table', 'markdown_table', 'plot_cross_lingual',
            'plot_risk_coverage', 'plot_system_risk_coverage', 'plot_latency', 'squad_table', 'reading_mode_table']
 
@@ -74,7 +74,8 @@ class Served:
     def retriever(self): return self.pipeline.retriever
 
 def load_served(config:Config|None=None, progress:bool=True) -> Served:
-    "Load the index `config` names (the default index is built first when missing; another must exist), and the pipeline served over it."
+    """Load the index `config` names (the default index is built first when missing; another must exist), and the
+    pipeline served over it."""
     config = config or Config()
     ensure_index(config)
     encoder = make_encoder(config.encoder, cache_size=20000)
@@ -91,12 +92,15 @@ def test_documents_held(served:Served) -> float:
     return len(gold & held) / len(gold)
 
 def check_test_documents(served:Served):
-    "A `VoiceragError` when the index holds none of the test questions' documents; a warning when it holds only some (the rest count as misses)."
+    """A `VoiceragError` when the index holds none of the test questions' documents; a warning when it holds only some
+    (the rest count as misses)."""
     share, name = test_documents_held(served), served.config.index_name
     if not share:
-        raise VoiceragError(f'index {name!r} holds none of the documents the test questions are about (the vendored XQuAD and MSMARCO-XI '
-                            'passages): voicerag-eval measures those questions, so evaluate an index whose corpus includes them')
-    if share < 1: warnings.warn(f'index {name!r} holds {share:.1%} of the documents the test questions are about: questions about the rest count as misses')
+        raise VoiceragError(f'index {name!r} holds none of the documents the test questions are about (the vendored '
+                            'XQuAD and MSMARCO-XI passages): voicerag-eval measures those questions, so evaluate an '
+                            'index whose corpus includes them')
+    if share < 1: warnings.warn(f'index {name!r} holds {share:.1%} of the documents the test questions are about: '
+                                'questions about the rest count as misses')
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #05f7f1b6
 RETRIEVAL_METRICS = ('R@1', 'R@5', 'R@10', 'MRR@10')
@@ -104,17 +108,19 @@ SERVED_DIRECTIONS = ('en->en+hi', 'hi->en+hi')       # what the pipeline searche
 RETRIEVAL_DIRECTIONS = {'xquad': DIRECTIONS + SERVED_DIRECTIONS, 'msmarco_xi': ('hi->hi', 'en->en') + SERVED_DIRECTIONS}
 
 def retrieval_results(served:Served, directions:dict|None=None, progress:bool=True, baseline:bool=True) -> dict:
-    """{'<dataset> <direction>': {'routed': {metric: estimate}, 'served': {...}, 'gain': {metric: paired}}} on the test split;
-    without `baseline` only 'served' (the drift check's fast run: the headlines are the served system's)."""
+    """{'<dataset> <direction>': {'routed': {metric: estimate}, 'served': {...}, 'gain': {metric: paired}}} on the test
+    split; without `baseline` only 'served' (the drift check's fast run: the headlines are the served system's)."""
     directions = directions or RETRIEVAL_DIRECTIONS
-    retrievers = (('routed', served.routed), ('served', served.retriever)) if baseline else (('served', served.retriever),)
+    retrievers = ((('routed', served.routed), ('served', served.retriever)) if baseline
+                  else (('served', served.retriever),))
     out = {}
     for name, dirs in directions.items():
         for d in dirs:
             per = {label: score_runs(run_direction(r, served.test[name], d, progress=progress), served.test[name].qrels)
                    for label, r in retrievers}
             out[f'{name} {d}'] = {label: {m: estimate(s[m]) for m in RETRIEVAL_METRICS} for label, s in per.items()}
-            if baseline: out[f'{name} {d}']['gain'] = {m: paired(per['routed'][m], per['served'][m]) for m in RETRIEVAL_METRICS}
+            if baseline: out[f'{name} {d}']['gain'] = {m: paired(per['routed'][m], per['served'][m])
+                                                       for m in RETRIEVAL_METRICS}
     return out
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #974eaa02
@@ -122,19 +128,22 @@ ANSWER_STATES = (State.answered, State.answered_open_llm)
 NAN = float('nan')
 
 def answer_confidence(pipeline:Pipeline, result, text:str) -> dict:
-    "The confidences an answer can be ranked by: 'answerability' when that stage ran, 'abstainer' (its rule's score: P(answerable) for the logistic rule) when there is one."
+    """The confidences an answer can be ranked by: 'answerability' when that stage ran, 'abstainer' (its rule's score:
+    P(answerable) for the logistic rule) when there is one."""
     out = {}
-    if result.confidence.get('answerability') is not None: out['answerability'] = float(result.confidence['answerability'])
+    if result.confidence.get('answerability') is not None:
+        out['answerability'] = float(result.confidence['answerability'])
     if pipeline.abstainer is not None:
         try: out['abstainer'] = float(pipeline.abstainer.score(result.confidence, text))
         except KeyError: pass                  # no search ran (a guardrail refusal): there is no evidence to score
     return out
 
 def answer_row(pipeline:Pipeline, query) -> dict:
-    "One question asked as a user would: its state and confidence, and for an answer, what it cites and how it scores against the gold."
+    """One question asked as a user would: its state and confidence, and for an answer, what it cites and how it scores
+    against the gold."""
     r = pipeline.ask(query.text, lang=query.lang)
-    row = {'answered': r.state in ANSWER_STATES, 'declined': r.state.value.startswith('refused_'), 'state': r.state.value,
-           'confidence': answer_confidence(pipeline, r, query.text)}
+    row = {'answered': r.state in ANSWER_STATES, 'declined': r.state.value.startswith('refused_'),
+           'state': r.state.value, 'confidence': answer_confidence(pipeline, r, query.text)}
     if not row['answered']: return row
     passages = pipeline.retriever.index.passages
     c, cc = (r.citations[0] if r.citations else None), r.context_citation
@@ -143,8 +152,10 @@ def answer_row(pipeline:Pipeline, query) -> dict:
                context_grounded=NAN if cc is None else passages[cc.passage_id].text[cc.start:cc.end] == r.context)
     golds = query.answers
     row.update(contains=contains_answer(r.answer, golds) if golds else NAN,
-               contains_context=contains_answer(r.context if r.context is not None else r.answer, golds) if golds else NAN,
-               em=exact_match(r.answer, golds, query.lang) if golds else NAN, f1=squad_f1(r.answer, golds, query.lang) if golds else NAN)
+               contains_context=contains_answer(r.context if r.context is not None else r.answer, golds)
+                                if golds else NAN,
+               em=exact_match(r.answer, golds, query.lang) if golds else NAN,
+               f1=squad_f1(r.answer, golds, query.lang) if golds else NAN)
     return row
 
 def count_states(rows:list[dict]) -> dict:
@@ -153,7 +164,8 @@ def count_states(rows:list[dict]) -> dict:
     return states
 
 def summarize_answers(rows:list[dict]) -> dict:
-    "Answer rate; among the answered: EM, F1, gold contained in the answer and in its context, grounded; the states seen."
+    """Answer rate; among the answered: EM, F1, gold contained in the answer and in its context, grounded; the states
+    seen."""
     answered = [r for r in rows if r['answered']]
     return {'answer_rate': estimate([r['answered'] for r in rows]),
             'exact_match': estimate([r['em'] for r in answered]), 'f1': estimate([r['f1'] for r in answered]),
@@ -163,12 +175,14 @@ def summarize_answers(rows:list[dict]) -> dict:
             'context_grounded': estimate([r['context_grounded'] for r in answered]), 'states': count_states(rows)}
 
 def answer_rows(served:Served, progress:bool=True, limit:int|None=None) -> dict[str, list[dict]]:
-    "{'<dataset> <asker language>': rows} for the answerable test questions (the first `limit` of each), asked through the served pipeline."
+    """{'<dataset> <asker language>': rows} for the answerable test questions (the first `limit` of each), asked through
+    the served pipeline."""
     out = {}
     for name, ds in served.test.items():
         for lang in ('en', 'hi'):
             queries = [q for q in ds.queries if q.lang == lang and not q.answer_absent][:limit]
-            rows = [answer_row(served.pipeline, q) for q in progress_bar(queries, desc=f'{name} {lang} answers', disable=not progress, leave=False)]
+            rows = [answer_row(served.pipeline, q)
+                    for q in progress_bar(queries, desc=f'{name} {lang} answers', disable=not progress, leave=False)]
             if rows: out[f'{name} {lang}'] = rows
     return out
 
@@ -188,15 +202,18 @@ def unanswerable_rows(served:Served, progress:bool=True, limit:int|None=None) ->
         if row['answered']:
             plausible = q.meta['plausible']
             row.update(plausible_in_answer=contains_answer(row['answer'], plausible),
-                       plausible_in_context=contains_answer(row['answer'], plausible) or contains_answer(row['context'] or '', plausible),
+                       plausible_in_context=contains_answer(row['answer'], plausible)
+                       or contains_answer(row['context'] or '', plausible),
                        cites_its_paragraph=row['doc_id'] == q.meta['doc_id'])
         rows.append(row)
     return rows
 
 def summarize_declines(rows:list[dict]) -> dict:
-    "Share declined; for the answers given, how many hold the plausible distractor, and the share that cite the question's paragraph."
+    """Share declined; for the answers given, how many hold the plausible distractor, and the share that cite the
+    question's paragraph."""
     answered = [r for r in rows if r['answered']]
-    out = {'questions': len(rows), 'declined': estimate([r['declined'] for r in rows]), 'answered': len(answered), 'states': count_states(rows)}
+    out = {'questions': len(rows), 'declined': estimate([r['declined'] for r in rows]), 'answered': len(answered),
+           'states': count_states(rows)}
     if answered and 'plausible_in_answer' in answered[0]:
         out.update(plausible_in_answer=sum(r['plausible_in_answer'] for r in answered),
                    plausible_in_context=sum(r['plausible_in_context'] for r in answered),
@@ -208,7 +225,8 @@ def answer_absent_results(served:Served, progress:bool=True, limit:int|None=None
     out = {}
     for lang in ('en', 'hi'):
         queries = [q for q in served.test['msmarco_xi'].queries if q.lang == lang and q.answer_absent][:limit]
-        rows = [answer_row(served.pipeline, q) for q in progress_bar(queries, desc=f'answer-absent {lang}', disable=not progress, leave=False)]
+        rows = [answer_row(served.pipeline, q)
+                for q in progress_bar(queries, desc=f'answer-absent {lang}', disable=not progress, leave=False)]
         if rows: out[f'msmarco_xi {lang}'] = summarize_declines(rows)
     return out
 
@@ -216,7 +234,8 @@ def answer_absent_results(served:Served, progress:bool=True, limit:int|None=None
 CONFIDENCE_SOURCES = ('answerability', 'abstainer')
 
 def ranking_confidence(rows:list[dict]) -> tuple[str, np.ndarray]:
-    "The first confidence every answer carries ('answerability', then 'abstainer'), one value per row; 'none': all answers tied."
+    """The first confidence every answer carries ('answerability', then 'abstainer'), one value per row; 'none': all
+    answers tied."""
     answered = [r for r in rows if r['answered']]
     for source in CONFIDENCE_SOURCES:
         if answered and all(source in r['confidence'] for r in answered):
@@ -246,25 +265,32 @@ def selective_summary(rows:list[dict], answerable:list[bool], n_points:int=50) -
     _, cov, risk = system_risk_coverage(conf, answered, correct)
     keep = np.unique(np.linspace(0, len(cov) - 1, n_points).round().astype(int))
     oracle = correct * (len(rows) + 1.0) + np.arange(len(rows), 0, -1)      # every correct answer first, no ties
-    return {'questions': len(rows), 'answerable': int(sum(answerable)), 'unanswerable': int(len(rows) - sum(answerable)),
+    return {'questions': len(rows), 'answerable': int(sum(answerable)),
+            'unanswerable': int(len(rows) - sum(answerable)),
             'answered': estimate(answered), 'precision': precision_estimate(answered, correct),
             'correct_rule': f'answerable and SQuAD F1 >= {CORRECT_F1}', 'confidence': source,
-            'aurc': aurc_estimate(conf, answered, correct), 'oracle_aurc': round(system_aurc(oracle, answered, correct), 4),
+            'aurc': aurc_estimate(conf, answered, correct),
+            'oracle_aurc': round(system_aurc(oracle, answered, correct), 4),
             'curve': {'coverage': np.round(cov[keep], 4).tolist(), 'risk': np.round(risk[keep], 4).tolist()}}
 
 def selective_results(rows:dict, unanswerable:list[dict]) -> dict:
-    "Precision and risk-coverage: English XQuAD test answerables with the SQuAD 2.0 test unanswerables; Hindi XQuAD test answerables."
+    """Precision and risk-coverage: English XQuAD test answerables with the SQuAD 2.0 test unanswerables; Hindi XQuAD
+    test answerables."""
     out = {}
     if 'xquad en' in rows:
-        out['en: xquad + squad2 unanswerable'] = selective_summary(rows['xquad en'] + unanswerable, [True] * len(rows['xquad en']) + [False] * len(unanswerable))
+        out['en: xquad + squad2 unanswerable'] = selective_summary(rows['xquad en'] + unanswerable,
+                                                                   [True] * len(rows['xquad en'])
+                                                                   + [False] * len(unanswerable))
     if 'xquad hi' in rows: out['hi: xquad'] = selective_summary(rows['xquad hi'], [True] * len(rows['xquad hi']))
     return out
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #1b7faa4d
-NATURAL_SETS = {'natural': NATURAL_QUESTIONS_FILE, 'natural_v2': 'natural_questions_v2.jsonl'}   # results key -> frozen file
+# results key -> frozen file
+NATURAL_SETS = {'natural': NATURAL_QUESTIONS_FILE, 'natural_v2': 'natural_questions_v2.jsonl'}
 
 def natural_questions_file(name:str=NATURAL_QUESTIONS_FILE) -> Path|None:
-    "The natural question set `name` when present, after checking its sha256 against `data/README.md`; None when it is not there."
+    """The natural question set `name` when present, after checking its sha256 against `data/README.md`; None when it is
+    not there."""
     try: path = data_file(name)
     except DataError: return None
     sha, recorded = content_sha256(path), recorded_sha256(name)
@@ -287,21 +313,25 @@ def summarize_natural(rows:dict[str, list[dict]]) -> dict:
            'f1': estimate([r['f1'] for r in ans if r['answered']]),
            'contains_gold_context': estimate([r['contains_context'] for r in ans if r['answered']]),
            'correct_rule': f'SQuAD F1 >= {CORRECT_F1} and the cited document is the gold document'}
-    for kind, group in (('near_topic', rows.get('near_topic', [])), ('off_topic', rows.get('off_topic', [])), ('out_of_scope', out_rows)):
+    for kind, group in (('near_topic', rows.get('near_topic', [])), ('off_topic', rows.get('off_topic', [])),
+                        ('out_of_scope', out_rows)):
         out[kind] = {'questions': len(group), 'answered': estimate([r['answered'] for r in group])}
     out['states'] = {kind: count_states(r) for kind, r in rows.items()}
     return out
 
 def natural_results(served:Served, path=None, progress:bool=True, limit:int|None=None) -> dict:
-    "{'file', 'sha256', '<lang>': summary} for the natural questions (not train/calibration) through the served pipeline; {'skipped': why} without the file."
+    """{'file', 'sha256', '<lang>': summary} for the natural questions (not train/calibration) through the served
+    pipeline; {'skipped': why} without the file."""
     path = Path(path) if path is not None else natural_questions_file()
     if path is None: return {'skipped': f'{NATURAL_QUESTIONS_FILE} is not in the data folder'}
     index = served.pipeline.retriever.index
-    queries = [q for q in load_natural_questions(path, doc_ok=lambda d: bool(index.versions(d))) if q.meta['split'] not in ('train', 'calibration')]
+    queries = [q for q in load_natural_questions(path, doc_ok=lambda d: bool(index.versions(d)))
+               if q.meta['split'] not in ('train', 'calibration')]
     out = {'file': path.name, 'sha256': content_sha256(path), 'questions': len(queries)}
     for lang in ('en', 'hi'):
         rows = {kind: [] for kind in NATURAL_KINDS}
-        for q in progress_bar([q for q in queries if q.lang == lang][:limit], desc=f'natural {lang}', disable=not progress, leave=False):
+        for q in progress_bar([q for q in queries if q.lang == lang][:limit], desc=f'natural {lang}',
+                              disable=not progress, leave=False):
             rows[q.meta['kind']].append({**answer_row(served.pipeline, q), 'gold_doc': q.meta['doc_id']})
         if any(rows.values()): out[lang] = summarize_natural(rows)
     return out
@@ -314,17 +344,19 @@ def squad_test(seed:int) -> tuple[Dataset, list]:
     return squad, list(split_dataset(squad, seed=seed)['test'].queries)
 
 def squad_rows(served:Served, progress:bool=True, limit:int|None=None) -> dict[str, list[dict]]:
-    """Every SQuAD question of the test articles (the first `limit`) through the served pipeline, grouped by kind and by whether its
-    paragraph is in the served index."""
+    """Every SQuAD question of the test articles (the first `limit`) through the served pipeline, grouped by kind and by
+    whether its paragraph is in the served index."""
     index, out = served.pipeline.retriever.index, {}
     for q in progress_bar(squad_test(served.config.seed)[1][:limit], desc='squad', disable=not progress, leave=False):
         paragraph = q.meta.get('xquad_doc_id')
         held = 'indexed' if paragraph and index.versions(paragraph) else 'not indexed'
-        out.setdefault(f"{'unanswerable' if q.answer_absent else 'answerable'}, paragraph {held}", []).append(answer_row(served.pipeline, q))
+        out.setdefault(f"{'unanswerable' if q.answer_absent else 'answerable'}, paragraph {held}",
+                       []).append(answer_row(served.pipeline, q))
     return out
 
 def summarize_squad(rows:list[dict]) -> dict:
-    "Declined, answered and precision (SQuAD F1 >= 0.5; every answer to an unanswerable question is wrong) of one group of questions."
+    """Declined, answered and precision (SQuAD F1 >= 0.5; every answer to an unanswerable question is wrong) of one
+    group of questions."""
     answered = [r['answered'] for r in rows]
     correct = [bool(r['answered'] and r['f1'] >= CORRECT_F1) for r in rows]
     return {'questions': len(rows), 'declined': estimate([r['declined'] for r in rows]), 'answered': estimate(answered),
@@ -335,31 +367,37 @@ def squad_pipeline_results(served:Served, progress:bool=True, limit:int|None=Non
     return {group: summarize_squad(rows) for group, rows in sorted(squad_rows(served, progress, limit).items())}
 
 def reading_mode_results(served:Served, progress:bool=True, limit:int|None=None) -> dict:
-    """SQuAD 2.0 in reading mode: the questions of the test articles that have SQuAD 2.0 questions, each read against its own
-    paragraph at the shipped threshold; official EM and F1 (%) with the HasAns / NoAns split, and F1's interval."""
+    """SQuAD 2.0 in reading mode: the questions of the test articles that have SQuAD 2.0 questions, each read against
+    its own paragraph at the shipped threshold; official EM and F1 (%) with the HasAns / NoAns split, and F1's
+    interval."""
     reader = served.pipeline.reader
     if reader is None: return {'skipped': 'the served pipeline has no reader'}
     squad, test = squad_test(served.config.seed)
     titles = {q.meta['title'] for q in test if q.answer_absent}
-    rows = reading_rows(reader, squad_asks([q for q in test if q.meta['title'] in titles][:limit], squad.corpus), progress)
+    rows = reading_rows(reader, squad_asks([q for q in test if q.meta['title'] in titles][:limit], squad.corpus),
+                        progress)
     threshold = load_reading_threshold(reader.weights)
     scores = {k: round(v, 3) if isinstance(v, float) else v for k, v in squad2_scores(rows, threshold).items()}
     return {**scores, 'threshold': round(threshold, 4), 'reader': reader.name, 'articles': sorted(titles),
             'F1_estimate': estimate([row_scores(r, threshold)[1] * 100 for r in rows])}
 
-def open_question_results(served:Served, name:str='nq_open_efficientqa_dev', progress:bool=True, limit:int|None=None) -> dict:
-    "Real search-engine questions none of whose answers occurs in the served index (the first `limit`): the share answered, each wrongly."
+def open_question_results(served:Served, name:str='nq_open_efficientqa_dev', progress:bool=True,
+                          limit:int|None=None) -> dict:
+    """Real search-engine questions none of whose answers occurs in the served index (the first `limit`): the share
+    answered, each wrongly."""
     corpus_text = '\n'.join(p.text for p in served.pipeline.retriever.index.passages.values()).casefold()
     queries = list(load_open_questions(name))
     outside = [q for q in queries if out_of_scope(q, corpus_text)]
-    rows = [answer_row(served.pipeline, q) for q in progress_bar(outside[:limit], desc=name, disable=not progress, leave=False)]
+    rows = [answer_row(served.pipeline, q)
+            for q in progress_bar(outside[:limit], desc=name, disable=not progress, leave=False)]
     return {'file': f'{name}.jsonl', 'questions': len(queries), 'out_of_scope': len(outside),
             'answered': estimate([r['answered'] for r in rows]), 'states': count_states(rows)}
 
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #3d7d6198
 def curve_points(scores, answerable, n:int=40) -> dict:
-    "The risk-coverage curve (coverage of answerable questions, share of answers out of scope) at `n` evenly spaced coverages."
+    """The risk-coverage curve (coverage of answerable questions, share of answers out of scope) at `n` evenly spaced
+    coverages."""
     _, cov, risk = risk_coverage(scores, answerable)
     answerable = np.asarray(answerable, bool)
     cov_ans = cov * len(answerable) * (1 - risk) / max(answerable.sum(), 1)
@@ -382,16 +420,19 @@ def abstention_results(served:Served, progress:bool=True) -> dict:
             scores.append(abstainer.score(retriever.search(q.text, k=config.top_k).confidence, q.text))
             answerable.append(q.group not in held_out)
         s, a, t = np.array(scores), np.array(answerable), abstainer.threshold_for(lang)
-        out[lang] = {'coverage': estimate(s[a] >= t), 'decline': estimate(s[~a] < t), 'auroc': round(auroc(s[a], s[~a]), 4),
+        out[lang] = {'coverage': estimate(s[a] >= t), 'decline': estimate(s[~a] < t),
+                     'auroc': round(auroc(s[a], s[~a]), 4),
                      'answerable': int(a.sum()), 'out_of_scope': int((~a).sum()), 'curve': curve_points(s, a)}
     return out
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #925c7f81
 def latency_results(served:Served, limit:int|None=None, progress:bool=True) -> dict:
-    "Per stage and in total, P50/P95/P99/max in ms over XQuAD questions asked through the served pipeline without a query cache."
+    """Per stage and in total, P50/P95/P99/max in ms over XQuAD questions asked through the served pipeline without a
+    query cache."""
     retriever, queries = served.retriever, list(served.datasets['xquad'].queries)[:limit]
     cached, retriever.encoder = retriever.encoder, make_encoder(served.config.encoder)
-    try: results = [served.pipeline.ask(q.text) for q in progress_bar(queries, desc='latency', disable=not progress, leave=False)]
+    try: results = [served.pipeline.ask(q.text)
+                    for q in progress_bar(queries, desc='latency', disable=not progress, leave=False)]
     finally: retriever.encoder = cached
     return {'questions': len(queries), 'stages': latency_summary(results)}
 
@@ -406,8 +447,10 @@ def sweep_results(served:Served, directions=DIRECTIONS, progress:bool=True) -> l
     rows = []
     for chunking, weights in CHUNKINGS.items():
         plain = Retriever(index, encoder, replace(served.config, strategy_weights=weights))
-        configs = [(mode, False, plain) for mode in MODES] + ([('routed', True, RerankingRetriever(plain, forced))] if forced else [])
-        for mode, rerank, retriever in progress_bar(configs, desc=f'sweep {chunking}', disable=not progress, leave=False):
+        configs = ([(mode, False, plain) for mode in MODES]
+                   + ([('routed', True, RerankingRetriever(plain, forced))] if forced else []))
+        for mode, rerank, retriever in progress_bar(configs, desc=f'sweep {chunking}', disable=not progress,
+                                                    leave=False):
             row = {'chunking': chunking, 'mode': mode, 'reranker': rerank}
             for d in directions:
                 scores = score_runs(run_direction(retriever, test, d, mode=mode, progress=False), test.qrels)
@@ -428,15 +471,19 @@ HEADLINES = (('retrieval', 'xquad en->en', 'served', 'R@1'), ('retrieval', 'xqua
              ('natural_v2', 'en', 'precision'), ('natural_v2', 'hi', 'precision'))
 
 def answerer_identity(pipeline) -> dict|None:
-    "The reader's weights digest and the answerability model's thresholds: what must match for two results files to be comparable."
+    """The reader's weights digest and the answerability model's thresholds: what must match for two results files to be
+    comparable."""
     if pipeline.reader is None: return None
     gate = pipeline.answerability
-    return {'reader': pipeline.reader.name, 'answerability': None if gate is None else {k: round(v, 6) for k, v in sorted(gate.thresholds.items())}}
+    return {'reader': pipeline.reader.name,
+            'answerability': None if gate is None else {k: round(v, 6) for k, v in sorted(gate.thresholds.items())}}
 
 def evaluate(config:Config|None=None, fast:bool=False, progress:bool=True) -> dict:
-    "Every evaluation of the served system on the test split (`fast`: no abstention, latency or sweep, and retrieval without the routed baseline)."
+    """Every evaluation of the served system on the test split (`fast`: no abstention, latency or sweep, and retrieval
+    without the routed baseline)."""
     t0 = time.perf_counter()
-    natural = {key: natural_questions_file(name) for key, name in NATURAL_SETS.items()}   # checked first: a changed set stops the run
+    # checked first: a changed set stops the run
+    natural = {key: natural_questions_file(name) for key, name in NATURAL_SETS.items()}
     served = load_served(config, progress)
     check_test_documents(served)
     results = {'format': RESULTS_FORMAT, 'command': 'voicerag-eval' + (' --fast' if fast else ''),
@@ -446,14 +493,19 @@ def evaluate(config:Config|None=None, fast:bool=False, progress:bool=True) -> di
                'machine': machine_facts(),
                'retrieval': retrieval_results(served, progress=progress, baseline=not fast)}
     rows, unanswerable = answer_rows(served, progress), unanswerable_rows(served, progress)
-    results.update(answers=answer_results(served, progress, rows), unanswerable={'squad2 en': summarize_declines(unanswerable)},
-                   answer_absent=answer_absent_results(served, progress), selective=selective_results(rows, unanswerable))
+    results.update(answers=answer_results(served, progress, rows),
+                   unanswerable={'squad2 en': summarize_declines(unanswerable)},
+                   answer_absent=answer_absent_results(served, progress),
+                   selective=selective_results(rows, unanswerable))
     for key, path in natural.items():
-        results[key] = natural_results(served, path, progress) if path else {'skipped': f'{NATURAL_SETS[key]} is not in the data folder'}
+        results[key] = (natural_results(served, path, progress) if path
+                        else {'skipped': f'{NATURAL_SETS[key]} is not in the data folder'})
     if not fast:
-        results.update(squad=squad_pipeline_results(served, progress), reading_mode=reading_mode_results(served, progress),
+        results.update(squad=squad_pipeline_results(served, progress),
+                       reading_mode=reading_mode_results(served, progress),
                        open_questions=open_question_results(served, progress=progress),
-                       abstention=abstention_results(served, progress), latency=latency_results(served, progress=progress),
+                       abstention=abstention_results(served, progress),
+                       latency=latency_results(served, progress=progress),
                        sweep=sweep_results(served, progress=progress))
     results['seconds'] = round(time.perf_counter() - t0, 1)
     return results
@@ -466,66 +518,47 @@ def headline(results:dict, path:tuple) -> dict|None:
         node = node[part]
     return node
 
-# A rerun of the same code, data and models is not a new sample to place inside an interval: every headline must come out
-# as committed, over the same questions. The file rounds means to 4 decimals, and on the machine that measured it a rerun
-# gives each exactly; another CPU may add floats in another order (SIMD width, threads) and swap two hits whose scores tie
-# in their 7th digit. One such swap among XQuAD's ~350 test questions moves a headline by about 0.003: DRIFT_TOLERANCE lets
-# that through on the largest sets and nothing more (on the smaller ones a single question moves a mean by more).
+# A rerun of the same code, data and models is not a new sample to place inside an interval: every headline must come
+# out as committed, over the same questions. The file rounds means to 4 decimals, and on the machine that measured it a
+# rerun gives each exactly; another CPU may add floats in another order (SIMD width, threads) and swap two hits whose
+# scores tie in their 7th digit. One such swap among XQuAD's ~350 test questions moves a headline by about 0.003:
+# DRIFT_TOLERANCE lets that through on the largest sets and nothing more (on the smaller ones a single question moves a
+# mean by more).
 DRIFT_TOLERANCE = 0.003
 
 def drift(committed:dict, fresh:dict, paths=HEADLINES, tolerance:float=DRIFT_TOLERANCE) -> list[str]:
-    "Every headline whose fresh mean differs from the committed one by more than `tolerance`, counts other questions, or is missing."
+    """Every headline whose fresh mean differs from the committed one by more than `tolerance`, counts other questions,
+    or is missing."""
     problems = []
     for path in paths:
         name, old, new = ' / '.join(path), headline(committed, path) or {}, headline(fresh, path) or {}
         if old.get('mean') is None: problems.append(f'{name}: not in the committed results')
         elif new.get('mean') is None: problems.append(f'{name}: not measured any more')
-        elif new.get('n') != old.get('n'): problems.append(f'{name}: measured over {new.get("n")} questions, committed over {old.get("n")}')
+        elif new.get('n') != old.get('n'): problems.append(f'{name}: measured over {new.get("n")} questions, committed '
+                                                           f'over {old.get("n")}')
         elif abs(new['mean'] - old['mean']) > tolerance:
             problems.append(f'{name}: {new["mean"]:.4f}, committed {old["mean"]:.4f} (tolerance {tolerance})')
     return problems
-
-# %% ../../nbs/fitting/18_evaluate.ipynb #be16f9f3
-def main(argv:list[str]|None=None) -> int:
-    "`voicerag-eval`: evaluate the served system on the test split and write the results JSON."
-    parser = config_parser('voicerag-eval', main.__doc__, 'to evaluate, which must hold the vendored passages')
-    parser.add_argument('--fast', action='store_true', help='without abstention, latency, the sweep and the routed retrieval baseline (what the CI drift test runs)')
-    parser.add_argument('--out', help='where to write the results (default: nbs/eval_results.json in a checkout, else eval_results.json '
-                        'in the data home; eval_results_NAME.json in the data home for another index; with --fast, nowhere)')
-    parser.add_argument('--check', metavar='FILE', help='compare the headline metrics with a committed results file')
-    args = parser.parse_args(argv)
-    try:
-        config = config_from(args)
-        results = evaluate(config, fast=args.fast)
-        out = args.out or (None if args.fast else results_path(config.index_name))
-        if out: print(f'wrote {atomic_write_json(out, results)}')
-        for path in HEADLINES:
-            if (e := headline(results, path)) is not None: print(f'{" / ".join(path):45s} {fmt(e)}')
-        if args.check:
-            problems = drift(json.loads(Path(args.check).read_text(encoding='utf-8')), results)
-            for p in problems: print(f'drift: {p}', file=sys.stderr)
-            return 1 if problems else 0
-        return 0
-    except (VoiceragError, OSError, json.JSONDecodeError) as e:
-        print(f'voicerag-eval: {e}', file=sys.stderr)
-        return 2
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #cd8675e3
 def retrieval_table(results:dict):
     "Per dataset and direction: routed vs served Recall@1 with the paired gain, Recall@5 and MRR@10."
     import pandas as pd
-    return pd.DataFrame({key: {'n': r['served']['R@1']['n'], 'routed R@1': fmt(r['routed']['R@1']), 'served R@1': fmt(r['served']['R@1']),
+    return pd.DataFrame({key: {'n': r['served']['R@1']['n'], 'routed R@1': fmt(r['routed']['R@1']),
+                               'served R@1': fmt(r['served']['R@1']),
                                'gain R@1 (paired)': fmt(r['gain']['R@1']), 'served R@5': fmt(r['served']['R@5']),
                                'routed MRR@10': fmt(r['routed']['MRR@10']), 'served MRR@10': fmt(r['served']['MRR@10'])}
                          for key, r in results['retrieval'].items()}).T
 
 def answers_table(results:dict):
-    "Per dataset and asker language: answered share; EM, F1, gold contained in the answer and its context, grounded (answered); states."
+    """Per dataset and asker language: answered share; EM, F1, gold contained in the answer and its context, grounded
+    (answered); states."""
     import pandas as pd
     return pd.DataFrame({k: {'questions': a['answer_rate']['n'], 'answered': fmt(a['answer_rate']),
                              'EM (answered)': fmt(a.get('exact_match', {})), 'F1 (answered)': fmt(a.get('f1', {})),
                              'gold contained (answered)': fmt(a['contains_gold']),
-                             'gold in context (answered)': fmt(a.get('contains_gold_context', {})), 'grounded (answered)': fmt(a['grounded']),
+                             'gold in context (answered)': fmt(a.get('contains_gold_context', {})),
+                             'grounded (answered)': fmt(a['grounded']),
                              'states': a['states']} for k, a in results['answers'].items()}).T
 
 def declining_table(results:dict):
@@ -538,34 +571,45 @@ def declining_table(results:dict):
             name, lang = key.split()
             rows[f'{labels.get(name, name)} {lang}'] = {
                 'questions': s['questions'], 'declined': fmt(s['declined']), 'answered': s['answered'],
-                'plausible answer in answer': s.get('plausible_in_answer', '-'), 'in answer or context': s.get('plausible_in_context', '-'),
-                "cites the question's paragraph (answered)": fmt(s['cites_its_paragraph']) if 'cites_its_paragraph' in s else '-',
+                'plausible answer in answer': s.get('plausible_in_answer', '-'),
+                'in answer or context': s.get('plausible_in_context', '-'),
+                "cites the question's paragraph (answered)": (fmt(s['cites_its_paragraph'])
+                                                              if 'cites_its_paragraph' in s else '-'),
                 'states': s['states']}
     return pd.DataFrame(rows).T
 
 def selective_table(results:dict):
-    "Per set: questions, answered share, precision of answers, AURC of the whole system (and its oracle), the ranking confidence."
+    """Per set: questions, answered share, precision of answers, AURC of the whole system (and its oracle), the ranking
+    confidence."""
     import pandas as pd
-    return pd.DataFrame({k: {'answerable / unanswerable': f"{s['answerable']} / {s['unanswerable']}", 'answered': fmt(s['answered']),
+    return pd.DataFrame({k: {'answerable / unanswerable': f"{s['answerable']} / {s['unanswerable']}",
+                             'answered': fmt(s['answered']),
                              'precision': fmt(s['precision']), 'AURC': fmt(s['aurc']), 'oracle AURC': s['oracle_aurc'],
                              'ranked by': s['confidence']} for k, s in (results.get('selective') or {}).items()}).T
 
 def natural_table(results:dict, key:str='natural'):
-    "Per asker language: answerable answered, precision of all answers and of answers to answerable questions, out of scope answered."
+    """Per asker language: answerable answered, precision of all answers and of answers to answerable questions, out of
+    scope answered."""
     import pandas as pd
     nat = results.get(key) or {}
     return pd.DataFrame({lang: {'answerable': s['answerable'], 'answered (answerable)': fmt(s['answered']),
-                                'precision': fmt(s['precision']), 'precision (answerable)': fmt(s['precision_answerable']),
-                                'near-topic answered': f"{fmt(s['near_topic']['answered'])} of {s['near_topic']['questions']}",
-                                'off-topic answered': f"{fmt(s['off_topic']['answered'])} of {s['off_topic']['questions']}",
-                                'out of scope answered': f"{fmt(s['out_of_scope']['answered'])} of {s['out_of_scope']['questions']}"}
+                                'precision': fmt(s['precision']),
+                                'precision (answerable)': fmt(s['precision_answerable']),
+                                'near-topic answered': f"{fmt(s['near_topic']['answered'])} of "
+                                                       f"{s['near_topic']['questions']}",
+                                'off-topic answered': f"{fmt(s['off_topic']['answered'])} of "
+                                                      f"{s['off_topic']['questions']}",
+                                'out of scope answered': f"{fmt(s['out_of_scope']['answered'])} of "
+                                                         f"{s['out_of_scope']['questions']}"}
                          for lang, s in nat.items() if lang in ('en', 'hi')}).T
 
 def abstention_table(results:dict):
-    "Per asker language: the abstainer's threshold, coverage of answerable and decline of out-of-scope questions, AUROC."
+    """Per asker language: the abstainer's threshold, coverage of answerable and decline of out-of-scope questions,
+    AUROC."""
     import pandas as pd
     ab = results.get('abstention') or {}
-    return pd.DataFrame({lang: {'rule': ab['rule'], 'threshold': round(ab['thresholds'].get(lang, ab['thresholds']['default']), 4),
+    return pd.DataFrame({lang: {'rule': ab['rule'],
+                                'threshold': round(ab['thresholds'].get(lang, ab['thresholds']['default']), 4),
                                 'answerable / out of scope': f"{a['answerable']} / {a['out_of_scope']}",
                                 'coverage': fmt(a['coverage']), 'decline': fmt(a['decline']), 'AUROC': a['auroc']}
                          for lang, a in ab.items() if lang in ('en', 'hi')}).T
@@ -578,11 +622,14 @@ def latency_table(results:dict):
 def sweep_table(results:dict):
     "Recall@1 per XQuAD direction for every chunking x mode x re-ranker row of the sweep."
     import pandas as pd
-    return pd.DataFrame([{'chunking': r['chunking'], 'mode': r['mode'] + (' + re-ranker (forced on)' if r['reranker'] else ''),
-                          **{d: fmt(r[d]['R@1']) for d in DIRECTIONS}} for r in results.get('sweep', [])]).set_index(['chunking', 'mode'])
+    return pd.DataFrame([{'chunking': r['chunking'],
+                          'mode': r['mode'] + (' + re-ranker (forced on)' if r['reranker'] else ''),
+                          **{d: fmt(r[d]['R@1']) for d in DIRECTIONS}}
+                         for r in results.get('sweep', [])]).set_index(['chunking', 'mode'])
 
 def markdown_table(frame) -> str:
-    "A pandas frame as a GitHub markdown table (index first), for the README; a note when there is nothing to show."
+    """A pandas frame as a GitHub markdown table (index first), for the README and the docs; a note when there is
+    nothing to show."""
     if frame.empty: return '_Not measured in this results file: rerun `voicerag-eval`._'
     cells = lambda row: '| ' + ' | '.join(str(c).replace('|', '\\|') for c in row) + ' |'
     names = frame.index.names if any(frame.index.names) else ['']
@@ -601,7 +648,8 @@ def plot_cross_lingual(results:dict, dataset:str='xquad'):
         ax.bar(np.arange(len(keys)) + (i - 0.5) * 0.35, [v['mean'] for v in e], 0.35, label=label, capsize=3,
                yerr=[[v['mean'] - v['low'] for v in e], [v['high'] - v['mean'] for v in e]])
     ax.set_xticks(np.arange(len(keys)), [k.split()[1] for k in keys]); ax.set_ylim(0.7, 1.0)
-    ax.set_ylabel('Recall@1'); ax.set_title(f'{dataset} test: question -> passage language'); ax.legend(loc='lower left')
+    ax.set_ylabel('Recall@1'); ax.set_title(f'{dataset} test: question -> passage language')
+    ax.legend(loc='lower left')
     fig.tight_layout()
     return fig
 
@@ -611,9 +659,12 @@ def plot_risk_coverage(results:dict):
     ab = results.get('abstention') or {}
     fig, ax = plt.subplots(figsize=(5, 3))
     for lang in ('en', 'hi'):
-        if lang in ab: ax.step(ab[lang]['curve']['coverage'], ab[lang]['curve']['risk'], where='post', label=f'{lang} questions')
-    ax.axvline(0.9, ls=':', c='k'); ax.set_xlabel('coverage of answerable questions'); ax.set_ylabel('share of answers out of scope')
-    ax.set_xlim(0.5, 1.01); ax.set_ylim(0, 0.4); ax.legend(); ax.set_title(f"risk-coverage, {ab.get('rule', '-')} rule (test)")
+        if lang in ab: ax.step(ab[lang]['curve']['coverage'], ab[lang]['curve']['risk'], where='post',
+                               label=f'{lang} questions')
+    ax.axvline(0.9, ls=':', c='k'); ax.set_xlabel('coverage of answerable questions')
+    ax.set_ylabel('share of answers out of scope')
+    ax.set_xlim(0.5, 1.01); ax.set_ylim(0, 0.4); ax.legend()
+    ax.set_title(f"risk-coverage, {ab.get('rule', '-')} rule (test)")
     fig.tight_layout()
     return fig
 
@@ -622,7 +673,8 @@ def plot_system_risk_coverage(results:dict):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(5, 3))
     for name, s in (results.get('selective') or {}).items():
-        line, = ax.step(s['curve']['coverage'], s['curve']['risk'], where='post', label=f"{name} (AURC {s['aurc']['mean']:.3f})")
+        line, = ax.step(s['curve']['coverage'], s['curve']['risk'], where='post',
+                        label=f"{name} (AURC {s['aurc']['mean']:.3f})")
         ax.plot([s['answered']['mean']], [1 - s['precision']['mean']], 'o', color=line.get_color())
     ax.set_xlabel('coverage (share of all questions answered)'); ax.set_ylabel('risk (share of answers wrong)')
     ax.set_xlim(0, 1.01); ax.set_ylim(0, 1); ax.set_title('whole system, test split (dot: as served)')
@@ -639,21 +691,24 @@ def plot_latency(results:dict):
     ax.barh(y - 0.2, [v['P50'] for v in stages.values()], 0.4, label='P50')
     ax.barh(y + 0.2, [v['P95'] for v in stages.values()], 0.4, label='P95')
     ax.set_yticks(y, list(stages)); ax.invert_yaxis(); ax.set_xlabel('ms'); ax.legend()
-    ax.set_title(f"per stage, {results['latency']['questions']} questions; total P50 {results['latency']['stages']['total']['P50']:.1f} ms")
+    ax.set_title(f"per stage, {results['latency']['questions']} questions; total P50 "
+                 f"{results['latency']['stages']['total']['P50']:.1f} ms")
     fig.tight_layout()
     return fig
 
 def squad_table(results:dict):
     "The test articles' SQuAD questions through the served pipeline, per group: declined, answered, precision, states."
     import pandas as pd
-    return pd.DataFrame({g: {'questions': s['questions'], 'declined': fmt(s['declined']), 'answered': fmt(s['answered']),
-                             'precision': fmt(s['precision']), 'states': s['states']} for g, s in (results.get('squad') or {}).items()}).T
+    return pd.DataFrame({g: {'questions': s['questions'], 'declined': fmt(s['declined']),
+                             'answered': fmt(s['answered']), 'precision': fmt(s['precision']), 'states': s['states']}
+                         for g, s in (results.get('squad') or {}).items()}).T
 
 def reading_mode_table(results:dict):
     "SQuAD 2.0 in reading mode: official EM and F1 (%), all and HasAns / NoAns, at the shipped threshold."
     import pandas as pd
     r = results.get('reading_mode') or {}
-    keys = ('questions', 'EM', 'F1', 'HasAns_EM', 'HasAns_F1', 'HasAns_total', 'NoAns_F1', 'NoAns_total', 'answered', 'threshold')
+    keys = ('questions', 'EM', 'F1', 'HasAns_EM', 'HasAns_F1', 'HasAns_total', 'NoAns_F1', 'NoAns_total', 'answered',
+            'threshold')
     row = {k: r[k] for k in keys if k in r}
     if 'F1_estimate' in r: row['F1, 95% interval'] = fmt(r['F1_estimate'], 1)
     return pd.DataFrame({'SQuAD 2.0, test articles': row}).T

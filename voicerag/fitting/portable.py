@@ -6,12 +6,12 @@
 from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-import sys
 from pathlib import Path
 import numpy as np
-from ..core import Config, DataError, VoiceragError, config_from, config_parser, progress_bar
+from ..core import Config, DataError, VoiceragError, progress_bar
 from ..answering.abstain import FEATURES, RERANK_FEATURES, Abstainer, evidence_features, fit_logistic
-from .calibrate import CalibrationError, calibration_index, fit_abstainer, fit_threshold, held_out_articles
+from .calibrate import (CalibrationError, calibration_index, fit_abstainer, fit_threshold,
+                                        held_out_articles)
 from .calibrate import min_out_of_scope, require_enough
 from ..corpus.data import Corpus, default_corpus, iter_jsonl, load_xquad, split_groups
 from ..retrieval.encoders import make_encoder
@@ -19,28 +19,32 @@ from ..answering.guardrails import Thresholds, check_retrieval
 from ..retrieval.index import index_path, load_index
 from ..corpus.ingest import script_lang
 from ..retrieval.rerank import reranker_fingerprint
-from ..serving.assembly import PORTABLE, by_language, calibration_path, portable_abstainer, serving_retriever, unfitted_langs
+from ..serving.assembly import (PORTABLE, by_language, calibration_path, portable_abstainer, serving_retriever,
+                                       unfitted_langs)
 
 # %% auto #0
 __all__ = ['CEILING', 'CORPUS_SHAPES', 'evidence_rows', 'fit_on_rows', 'answers', 'calibration_questions', 'shaped_rows',
-           'fit_portable', 'read_labelled', 'calibrate_index', 'unfitted_notes', 'main']
+           'fit_portable', 'read_labelled', 'calibrate_index', 'unfitted_notes']
 
 # %% ../../nbs/fitting/11a_portable.ipynb #a76eb55b
-CEILING = 0.05            # at most this false-answer rate (95% upper bound) on the fitting questions, as in 11_calibrate
+CEILING = 0.05           # at most this false-answer rate (95% upper bound) on the fitting questions, as in 11_calibrate
 
 def evidence_rows(retriever, questions:Iterable[tuple[str, str, bool]], k:int, progress:bool=False) -> list[dict]:
-    "One search per (question, asker language, answerable) with `retriever` as served: the evidence an abstainer reads, and the language of the passage found first."
+    """One search per (question, asker language, answerable) with `retriever` as served: the evidence an abstainer
+    reads, and the language of the passage found first."""
     questions = list(questions)
     return [_row(retriever.search(text, k=k), text, lang, answerable)
             for text, lang, answerable in progress_bar(questions, desc='searching', disable=not progress)]
 
 def _row(search, text:str, lang:str, answerable:bool) -> dict:
-    "One evidence row: the question, its labels, the search's `confidence` and the language of its first hit (None: no hit)."
+    """One evidence row: the question, its labels, the search's `confidence` and the language of its first hit (None: no
+    hit)."""
     return {'query': text, 'lang': lang, 'answerable': bool(answerable), 'confidence': search.confidence,
             'top_lang': search.hits[0].signals.get('lang') if search.hits else None}
 
 def fit_on_rows(rows:Sequence[dict], features:Sequence[str], meta:dict, ceiling:float=CEILING) -> Abstainer:
-    "The logistic abstainer of `rows`: P(answerable) from `features`, and per asker language the threshold of `fit_threshold` (95% upper bound)."
+    """The logistic abstainer of `rows`: P(answerable) from `features`, and per asker language the threshold of
+    `fit_threshold` (95% upper bound)."""
     labels = np.array([r['answerable'] for r in rows], dtype=bool)
     if labels.all() or not labels.any():
         raise CalibrationError(f'calibration needs answerable and unanswerable questions; all {len(rows)} are '
@@ -48,7 +52,8 @@ def fit_on_rows(rows:Sequence[dict], features:Sequence[str], meta:dict, ceiling:
     langs = np.array([r['lang'] for r in rows])
     both = [str(l) for l in sorted(set(langs)) if labels[langs == l].any() and not labels[langs == l].all()]
     if not both: raise CalibrationError('no asker language has both answerable and unanswerable questions')
-    require_enough({l: (int(labels[langs == l].sum()), int((~labels[langs == l]).sum())) for l in both}, ceiling)   # before fitting
+    # before fitting
+    require_enough({l: (int(labels[langs == l].sum()), int((~labels[langs == l]).sum())) for l in both}, ceiling)
     X = np.stack([evidence_features(r['confidence'], r['query'], features) for r in rows])
     model = fit_logistic(X[labels], X[~labels], features=features)
     p = model.probability(X)
@@ -57,7 +62,8 @@ def fit_on_rows(rows:Sequence[dict], features:Sequence[str], meta:dict, ceiling:
     return fit_abstainer('logistic', fits, model, {**meta, 'features': list(features), 'objective': objective})
 
 def answers(rows:Sequence[dict], abstainer:Abstainer|None, thresholds:Thresholds|None=None) -> np.ndarray:
-    "Whether the pipeline goes on to answer each row: the retrieval floor passes and then `abstainer` (None: the floor alone)."
+    """Whether the pipeline goes on to answer each row: the retrieval floor passes and then `abstainer` (None: the floor
+    alone)."""
     def passes(r):
         verdict = check_retrieval(r['confidence'], thresholds, r['lang'])
         return bool(verdict and (abstainer is None or abstainer.check(r['confidence'], r['query'], r['lang'])))
@@ -65,59 +71,71 @@ def answers(rows:Sequence[dict], abstainer:Abstainer|None, thresholds:Thresholds
 
 # %% ../../nbs/fitting/11a_portable.ipynb #8225d51a
 def calibration_questions(seed:int=0) -> list[tuple[str, str, bool]]:
-    "(question, asker language, answerable) for the XQuAD calibration split in en and hi: answerable unless its article is held out."
+    """(question, asker language, answerable) for the XQuAD calibration split in en and hi: answerable unless its
+    article is held out."""
     xquad = load_xquad()
     held = held_out_articles(load_xquad(('en',)).queries, seed)
     calibration = split_groups(xquad.queries.groups, seed=seed)['calibration']
     return [(q.text, q.lang, q.group not in held) for q in xquad.queries if q.group in calibration]
 
-CORPUS_SHAPES = {'both': ('en', 'hi'), 'en': ('en',), 'hi': ('hi',)}   # the passage languages of each version of a corpus searched
+# the passage languages of each version of a corpus searched
+CORPUS_SHAPES = {'both': ('en', 'hi'), 'en': ('en',), 'hi': ('hi',)}
 
-def shaped_rows(config:Config, encoder, questions:Sequence[tuple[str, str, bool]], corpus=None, progress:bool=False) -> list[dict]:
-    """Evidence rows of `questions` over each version of `corpus` (default: the served one) in `CORPUS_SHAPES`, without the
-    held-out articles (`calibration_index`), each row naming its `shape`: so a question meets passages in its own language and not."""
+def shaped_rows(config:Config, encoder, questions:Sequence[tuple[str, str, bool]], corpus=None,
+                progress:bool=False) -> list[dict]:
+    """Evidence rows of `questions` over each version of `corpus` (default: the served one) in `CORPUS_SHAPES`, without
+    the held-out articles (`calibration_index`), each row naming its `shape`: so a question meets passages in its own
+    language and not."""
     corpus = corpus if corpus is not None else default_corpus()
     rows = []
     for shape, langs in CORPUS_SHAPES.items():
         version = Corpus((p for p in corpus if p.lang in langs), f'{corpus.name}-{shape}')
-        named = config if shape == 'both' else replace(config, index_name=f'{config.index_name}-{shape}')   # 'both': 11_calibrate's index
+        # 'both': 11_calibrate's index
+        named = config if shape == 'both' else replace(config, index_name=f'{config.index_name}-{shape}')
         retriever = serving_retriever(calibration_index(named, encoder, version, progress=progress), encoder, config)
         rows += [{**r, 'shape': shape} for r in evidence_rows(retriever, questions, config.top_k, progress)]
     return rows
 
 def fit_portable(config:Config|None=None, progress:bool=True) -> Abstainer:
-    """The portable abstainer of `config.encoder`: fitted on `calibration_questions` searched without the re-ranker over the
-    three versions of the calibration corpus (`shaped_rows`), on `abstain.FEATURES`."""
+    """The portable abstainer of `config.encoder`: fitted on `calibration_questions` searched without the re-ranker over
+    the three versions of the calibration corpus (`shaped_rows`), on `abstain.FEATURES`."""
     config = replace(config or Config(), rerank=False)
     encoder = make_encoder(config.encoder)
     rows = shaped_rows(config, encoder, calibration_questions(), progress=progress)
     return fit_on_rows(rows, FEATURES, {'name': PORTABLE, 'encoder': encoder.name, 'index': '*', 'reranker': None,
-                                        'data': 'xquad calibration split (seed 0), en and hi, over the default corpus without its '
-                                                'held-out articles in both languages, in English only and in Hindi only, '
-                                                'searched without the re-ranker'})
+                                        'data': 'xquad calibration split (seed 0), en and hi, over the default corpus '
+                                                'without its held-out articles in both languages, in English only and '
+                                                'in Hindi only, searched without the re-ranker'})
 
 # %% ../../nbs/fitting/11a_portable.ipynb #4cdac3a6
 def read_labelled(path) -> list[tuple[str, str, bool]]:
-    "(question, asker language, answerable) from a JSONL file of {question, answerable[, lang]}; a `DataError` names the row and field."
+    """(question, asker language, answerable) from a JSONL file of {question, answerable[, lang]}; a `DataError` names
+    the row and field."""
     rows = []
     for n, obj in iter_jsonl(path):
         question, answerable, lang = obj.get('question'), obj.get('answerable'), obj.get('lang')
-        if not isinstance(question, str) or not question.strip(): raise DataError('a non-empty question is required', path, n, 'question')
+        if not isinstance(question, str) or not question.strip(): raise DataError('a non-empty question is required',
+                                                                                  path, n, 'question')
         if not isinstance(answerable, bool): raise DataError('answerable must be true or false', path, n, 'answerable')
-        if lang is not None and lang not in ('en', 'hi'): raise DataError(f"lang must be 'en' or 'hi', got {lang!r}", path, n, 'lang')
+        if lang is not None and lang not in ('en', 'hi'): raise DataError(f"lang must be 'en' or 'hi', got {lang!r}",
+                                                                          path, n, 'lang')
         rows.append((question, lang or script_lang(question), answerable))
     if not rows: raise DataError('no questions', path=path)
     return rows
 
-def calibrate_index(config:Config, labelled:Sequence[tuple[str, str, bool]], progress:bool=True) -> tuple[Path, Abstainer]:
-    "Fit the abstainer of the index `config` names from `labelled` questions; saved where `load_abstainer` looks (`calibration_path`)."
+def calibrate_index(config:Config, labelled:Sequence[tuple[str, str, bool]],
+                    progress:bool=True) -> tuple[Path, Abstainer]:
+    """Fit the abstainer of the index `config` names from `labelled` questions; saved where `load_abstainer` looks
+    (`calibration_path`)."""
     if config.index_name == Config.index_name:
-        raise VoiceragError("the default index's abstainer ships with the package (11_calibrate); calibrate an index of your own: --name NAME")
+        raise VoiceragError("the default index's abstainer ships with the package (11_calibrate); calibrate an index "
+                            "of your own: --name NAME")
     require_enough({lang: (sum(a for _, l, a in labelled if l == lang), sum(not a for _, l, a in labelled if l == lang))
-                    for lang in sorted({l for _, l, _ in labelled})}, CEILING)      # before anything is loaded or searched
+                    for lang in sorted({l for _, l, _ in labelled})}, CEILING)   # before anything is loaded or searched
     folder = index_path(config)
     if not (folder/'manifest.json').exists():
-        raise VoiceragError(f'index {config.index_name!r} is missing at {folder}: build it first (voicerag-build --corpus SRC --name {config.index_name})')
+        raise VoiceragError(f'index {config.index_name!r} is missing at {folder}: build it first (voicerag-build '
+                            f'--corpus SRC --name {config.index_name})')
     encoder = make_encoder(config.encoder)
     index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
     retriever = serving_retriever(index, encoder, config)
@@ -129,34 +147,18 @@ def calibrate_index(config:Config, labelled:Sequence[tuple[str, str, bool]], pro
     return abstainer.save(calibration_path(config)), abstainer
 
 def unfitted_notes(abstainer:Abstainer, portable=None) -> list[str]:
-    """One line per asker language `abstainer` has no fit for, saying what the served pipeline judges its questions by (`serving.load_abstainer`):
-    the portable abstainer for the encoder (at `portable`, default the shipped one), else the fit's strictest threshold."""
-    served, need = by_language(abstainer, portable_abstainer(abstainer.meta.get('encoder'), portable)), min_out_of_scope(CEILING)
+    """One line per asker language `abstainer` has no fit for, saying what the served pipeline judges its questions by
+    (`serving.load_abstainer`): the portable abstainer for the encoder (at `portable`, default the shipped one), else
+    the fit's strictest threshold."""
+    served, need = (by_language(abstainer, portable_abstainer(abstainer.meta.get('encoder'), portable)),
+                    min_out_of_scope(CEILING))
     notes = []
     for lang in unfitted_langs(abstainer):
         if served is abstainer:
-            by = (f'the strictest threshold of this fit ({abstainer.threshold_for(lang):.3f}, fitted on {", ".join(sorted(abstainer.meta["fits"]))} '
-                  f'questions), since no portable abstainer fits encoder {abstainer.meta.get("encoder")}')
+            by = (f'the strictest threshold of this fit ({abstainer.threshold_for(lang):.3f}, fitted on '
+                  f'{", ".join(sorted(abstainer.meta["fits"]))} questions), since no portable abstainer fits encoder '
+                  f'{abstainer.meta.get("encoder")}')
         else: by = f'the {served.judge(lang).name} abstainer (threshold {served.threshold_for(lang):.3f}), as before'
-        notes.append(f'no labelled {lang} questions: {lang} questions will be judged by {by}; to fit {lang} too, add {lang} questions '
-                     f'(at least 1 answerable and {need} unanswerable)')
+        notes.append(f'no labelled {lang} questions: {lang} questions will be judged by {by}; to fit {lang} too, add '
+                     f'{lang} questions (at least 1 answerable and {need} unanswerable)')
     return notes
-
-# %% ../../nbs/fitting/11a_portable.ipynb #e1ee9670
-def main(argv:list[str]|None=None) -> int:
-    "`voicerag-calibrate`: fit the abstainer of the index `--name NAME` from labelled questions (`--questions FILE`, JSONL)."
-    parser = config_parser('voicerag-calibrate', main.__doc__, 'to calibrate (built with voicerag-build --corpus SRC --name NAME)', required=True)
-    parser.add_argument('--questions', required=True, metavar='FILE',
-                        help='JSONL, one {"question": ..., "answerable": true|false, "lang": "en"|"hi" (optional)} per line')
-    args = parser.parse_args(argv)
-    try:
-        labelled = read_labelled(args.questions)
-        saved, abstainer = calibrate_index(config_from(args), labelled)
-    except (VoiceragError, OSError) as e:
-        print(f'voicerag-calibrate: {e}', file=sys.stderr)
-        return 2
-    print(f'wrote {saved}: ' + '; '.join(f"{lang}: threshold {f['threshold']:.3f}, answers {f['coverage']:.0%} of the answerable and "
-                                          f"{f['false_answer']:.0%} of the unanswerable questions it was fitted on"
-                                          for lang, f in abstainer.meta['fits'].items()))
-    for note in unfitted_notes(abstainer): print(f'voicerag-calibrate: note: {note}', file=sys.stderr)
-    return 0

@@ -24,7 +24,8 @@ class QueryRun:
     confidence: dict
     timings: dict
 
-def run_direction(retriever:Retriever, dataset, direction:str, mode:str='routed', k:int=10, progress:bool=True) -> list[QueryRun]:
+def run_direction(retriever:Retriever, dataset, direction:str, mode:str='routed', k:int=10,
+                  progress:bool=True) -> list[QueryRun]:
     "Search every judged query of `dataset` in direction 'q->p' (p may join languages: 'en+hi') with `mode`."
     qlang, plang = direction.split('->')
     queries = [q for q in dataset.queries if q.lang == qlang and dataset.qrels.relevant(q.id)]

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/fitting/13e_training.ipynb #732764b2
 from __future__ import annotations
-import argparse, hashlib, io, json, random, time
+import hashlib, io, json, random, time
 from pathlib import Path
 from types import SimpleNamespace
 import numpy as np
@@ -12,18 +12,20 @@ from ..core import DataError, atomic_write, progress_bar
 from ..corpus.data import SQUAD_DEV_FILES, SQUAD_TRAIN_FILE, default_corpus, load_squad2_articles
 from ..retrieval.encoders import E5TorchEncoder
 from ..paths import home
-from ..answering.reader import ReaderTokens, _example, _unit_at, removed_examples, typed_examples, word_units, xquad_examples
-from ..answering.reading import READ_BUDGET, READ_OVERLAP, ReadingWeights, SpanNet, passage_windows, reading_path
+from ..answering.reader import (ReaderTokens, _example, _unit_at, removed_examples, typed_examples, word_units,
+                                       xquad_examples)
+from ..answering.reading import READ_BUDGET, READ_OVERLAP, ReadingWeights, SpanNet, passage_windows
 from ..retrieval.romanized import hindi_transliterator
 
 # %% auto #0
 __all__ = ['HISTORY_EVERY', 'TRAIN_DEFAULTS', 'squad_examples', 'corpus_transliterator', 'reading_examples', 'window_items',
            'span_loss', 'token_batches', 'subsample', 'settings_digest', 'save_checkpoint', 'load_checkpoint',
-           'train_reading', 'checkpoint_path', 'main']
+           'train_reading', 'checkpoint_path']
 
 # %% ../../nbs/fitting/13e_training.ipynb #900a4da3
 def squad_examples(split:str) -> list[dict]:
-    "Every SQuAD question of `split` (2.0 and 1.1 dev on XQuAD articles; for train, also the 10 SQuAD 2.0 train articles), English."
+    """Every SQuAD question of `split` (2.0 and 1.1 dev on XQuAD articles; for train, also the 10 SQuAD 2.0 train
+    articles), English."""
     sets = [load_squad2_articles(files=SQUAD_DEV_FILES)]
     if split == 'train': sets.append(load_squad2_articles(files=(SQUAD_TRAIN_FILE,), outside='train'))
     out = []
@@ -32,16 +34,19 @@ def squad_examples(split:str) -> list[dict]:
             if q.meta['split'] != split: continue
             text = ds.corpus.versions(q.meta['doc_id'])['en'].text
             start, answer = q.meta['spans'][0] if not q.answer_absent else (None, '')
-            out.append(_example(q.text, 'en', text, start, answer, 'squad_unanswerable' if q.answer_absent else 'squad', q.key))
+            out.append(_example(q.text, 'en', text, start, answer, 'squad_unanswerable' if q.answer_absent else 'squad',
+                                q.key))
     return out
 
 def corpus_transliterator():
-    "The typed-Hindi reader of the default corpus's passages: how the pipeline reads typed questions over the default index."
+    """The typed-Hindi reader of the default corpus's passages: how the pipeline reads typed questions over the default
+    index."""
     return hindi_transliterator(SimpleNamespace(passages={p.id: p for p in default_corpus()}))
 
 def reading_examples(split:str='train', seed:int=0, transliterator=None) -> list[dict]:
-    """Every example of `split`: SQuAD (answerable and not), XQuAD en and hi against their paragraph and another of the article,
-    each language's questions against the other's paragraphs, the answer sentence cut out (on topic, unanswerable), typed Hindi."""
+    """Every example of `split`: SQuAD (answerable and not), XQuAD en and hi against their paragraph and another of the
+    article, each language's questions against the other's paragraphs, the answer sentence cut out (on topic,
+    unanswerable), typed Hindi."""
     xquad = xquad_examples(split, seed=seed)
     out = squad_examples(split) + xquad + removed_examples(xquad, seed=seed + 1)
     out += xquad_examples(split, ('en',), seed, read_in='hi') + xquad_examples(split, ('hi',), seed, read_in='en')
@@ -49,7 +54,8 @@ def reading_examples(split:str='train', seed:int=0, transliterator=None) -> list
 
 # %% ../../nbs/fitting/13e_training.ipynb #827aa28f
 def window_items(tokens:ReaderTokens, ex:dict, budget:int=READ_BUDGET, overlap:int=READ_OVERLAP) -> list[dict]:
-    "One training item per window of the example's passage: the answer's first and last token when the window holds it whole, else position 0."
+    """One training item per window of the example's passage: the answer's first and last token when the window holds it
+    whole, else position 0."""
     encs = passage_windows(tokens, tokens.question_ids(ex['question']), ex['text'], budget, overlap)
     if ex['start'] is not None:
         units = word_units(ex['text'])
@@ -73,13 +79,15 @@ def _allowed(items:list[dict], L:int, key:str) -> np.ndarray:
     return m
 
 def span_loss(net:SpanNet, items:list[dict]):
-    "Mean cross-entropy of the start and of the end position over each window's allowed positions (0 where the window holds no answer)."
+    """Mean cross-entropy of the start and of the end position over each window's allowed positions (0 where the window
+    holds no answer)."""
     torch, F = net.torch, net.torch.nn.functional
     s_log, e_log = (t.float() for t in net.forward([it['ids'] for it in items]))
     L = s_log.shape[1]
     s_log = s_log.masked_fill(~torch.from_numpy(_allowed(items, L, 'starts_ok')), -1e4)
     e_log = e_log.masked_fill(~torch.from_numpy(_allowed(items, L, 'ends_ok')), -1e4)
-    return (F.cross_entropy(s_log, torch.tensor([it['s'] for it in items])) + F.cross_entropy(e_log, torch.tensor([it['e'] for it in items]))) / 2
+    return (F.cross_entropy(s_log, torch.tensor([it['s'] for it in items]))
+            + F.cross_entropy(e_log, torch.tensor([it['e'] for it in items]))) / 2
 
 def token_batches(items:list[dict], batch_tokens:int, rng:random.Random) -> list[list[int]]:
     "Indices of `items` in batches of similar length, at most `batch_tokens` padded tokens each, in random order."
@@ -94,8 +102,8 @@ def token_batches(items:list[dict], batch_tokens:int, rng:random.Random) -> list
 
 # %% ../../nbs/fitting/13e_training.ipynb #3de4d491
 HISTORY_EVERY = 50           # steps between the mean losses kept in the weights' record
-TRAIN_DEFAULTS = dict(epochs=2, lr=8e-4, warmup=0.05, rank=16, alpha=32.0, batch_tokens=4096, budget=READ_BUDGET, overlap=READ_OVERLAP,
-                      share=1.0, seed=0)
+TRAIN_DEFAULTS = dict(epochs=2, lr=8e-4, warmup=0.05, rank=16, alpha=32.0, batch_tokens=4096, budget=READ_BUDGET,
+                      overlap=READ_OVERLAP, share=1.0, seed=0)
 
 def subsample(examples:list[dict], share:float, seed:int) -> list[dict]:
     "A random `share` of `examples`, the same for a seed (the learning curve's 25% and 50%)."
@@ -117,26 +125,30 @@ def save_checkpoint(path, net:SpanNet, opt, step:int, digest:str, record:dict):
     atomic_write(path, buf.getvalue())
 
 def load_checkpoint(path, net:SpanNet, opt, digest:str) -> tuple[int, dict]:
-    "The step to go on from and the record so far: (0, empty) without a checkpoint; one of other settings or data is an error, not ignored."
+    """The step to go on from and the record so far: (0, empty) without a checkpoint; one of other settings or data is
+    an error, not ignored."""
     if path is None or not Path(path).exists(): return 0, {'seconds': 0.0, 'history': []}
     state = net.torch.load(path, weights_only=True)
-    if state['digest'] != digest: raise DataError(f"checkpoint is of another run ({state['digest']} != {digest}); remove it to start over", path=path)
+    if state['digest'] != digest: raise DataError(f"checkpoint is of another run ({state['digest']} != {digest}); "
+                                                  "remove it to start over", path=path)
     net.load_arrays(state['tensors']); opt.load_state_dict(state['opt'])
     return int(state['step']), state.get('record') or {'seconds': 0.0, 'history': []}
 
-def train_reading(examples:list[dict], checkpoint=None, every:float=300.0, progress:bool=True, log=print, stop_after:int|None=None,
-                  net_type:type=SpanNet, objective=span_loss, **settings) -> ReadingWeights:
-    """Train the passage reader on `examples`: AdamW, linear warm-up then decay, bf16 autocast, base e5 frozen. Every `every` seconds the
-    adapters, head, optimiser and step go to `checkpoint` (atomically); a rerun with the same settings and examples resumes there.
-    `stop_after`: stop once that many windows were trained on in this call (tests, a time budget). `net_type` and `objective`
-    (a batch's loss) train another net the same way (an experiment's extra head); a parameter group's `lr_scale` scales its rate."""
+def train_reading(examples:list[dict], checkpoint=None, every:float=300.0, progress:bool=True, log=print,
+                  stop_after:int|None=None, net_type:type=SpanNet, objective=span_loss, **settings) -> ReadingWeights:
+    """Train the passage reader on `examples`: AdamW, linear warm-up then decay, bf16 autocast, base e5 frozen. Every
+    `every` seconds the adapters, head, optimiser and step go to `checkpoint` (atomically); a rerun with the same
+    settings and examples resumes there. `stop_after`: stop once that many windows were trained on in this call (tests,
+    a time budget). `net_type` and `objective` (a batch's loss) train another net the same way (an experiment's extra
+    head); a parameter group's `lr_scale` scales its rate."""
     cfg = {**TRAIN_DEFAULTS, **settings}
     examples = subsample(examples, cfg['share'], cfg['seed'])
     encoder = E5TorchEncoder(dtype='float32')
     torch, rng = encoder.torch, random.Random(cfg['seed'])
     torch.manual_seed(cfg['seed'])
     net, tokens = net_type(encoder, cfg['rank'], cfg['alpha'], cfg['seed']), ReaderTokens(encoder.tokenizer)
-    items = [it for ex in progress_bar(examples, desc='windows', disable=not progress) for it in window_items(tokens, ex, cfg['budget'], cfg['overlap'])]
+    items = [it for ex in progress_bar(examples, desc='windows', disable=not progress)
+             for it in window_items(tokens, ex, cfg['budget'], cfg['overlap'])]
     plan = [token_batches(items, cfg['batch_tokens'], rng) for _ in range(cfg['epochs'])]
     flat = [b for epoch in plan for b in epoch]
     opt = torch.optim.AdamW(net.parameters(), lr=cfg['lr'], weight_decay=0.01)
@@ -148,7 +160,8 @@ def train_reading(examples:list[dict], checkpoint=None, every:float=300.0, progr
     seen, losses, t0, last = 0, [], time.perf_counter(), time.perf_counter()
     while step < total and (stop_after is None or seen < stop_after):
         batch = [items[i] for i in flat[step]]
-        for g in opt.param_groups: g['lr'] = cfg['lr'] * g.get('lr_scale', 1.0) * min((step + 1) / warm, (total - step) / max(1, total - warm))
+        for g in opt.param_groups:
+            g['lr'] = cfg['lr'] * g.get('lr_scale', 1.0) * min((step + 1) / warm, (total - step) / max(1, total - warm))
         with torch.autocast('cpu', dtype=torch.bfloat16): loss = objective(net, batch)
         opt.zero_grad(); loss.backward(); opt.step()
         step += 1; seen += len(batch); losses.append(loss.item())
@@ -157,14 +170,17 @@ def train_reading(examples:list[dict], checkpoint=None, every:float=300.0, progr
         if step % HISTORY_EVERY == 0 or step == total:
             record['history'].append((step, round(float(np.mean(losses[-HISTORY_EVERY:])), 4), round(rate, 2)))
         if checkpoint is not None and (time.perf_counter() - last >= every or step == total):
-            save_checkpoint(checkpoint, net, opt, step, digest, {**record, 'seconds': record['seconds'] + time.perf_counter() - t0})
+            save_checkpoint(checkpoint, net, opt, step, digest,
+                            {**record, 'seconds': record['seconds'] + time.perf_counter() - t0})
             last = time.perf_counter()
     bar.close()
     record['seconds'] += time.perf_counter() - t0
-    log(f'{seen} windows in {time.perf_counter() - t0:.0f} s ({seen / max(1e-9, time.perf_counter() - t0):.1f} per second); step {step} of {total}')
-    meta = dict(cfg, examples=len(examples), windows=len(items), steps=total, done=step, data=digest, seconds=round(record['seconds']),
-                history=record['history'],
-                sources={s: sum(ex['source'] == s for ex in examples) for s in sorted({ex['source'] for ex in examples})})
+    log(f'{seen} windows in {time.perf_counter() - t0:.0f} s ({seen / max(1e-9, time.perf_counter() - t0):.1f} per '
+        f'second); step {step} of {total}')
+    meta = dict(cfg, examples=len(examples), windows=len(items), steps=total, done=step, data=digest,
+                seconds=round(record['seconds']), history=record['history'],
+                sources={s: sum(ex['source'] == s for ex in examples)
+                         for s in sorted({ex['source'] for ex in examples})})
     return net.to_weights(meta)
 
 # %% ../../nbs/fitting/13e_training.ipynb #05e51dd7
@@ -172,16 +188,3 @@ def checkpoint_path(share:float, seed:int) -> Path:
     "Where a run of this share and seed keeps its checkpoint."
     return home()/'.train'/f'reading-share{share:g}-seed{seed}.ckpt'
 
-def main(argv:list[str]|None=None) -> int:
-    p = argparse.ArgumentParser(prog='voicerag-train', description='Train the passage reader on the train split (resumable: rerun to go on).')
-    p.add_argument('--out', default=None, help='weights file to write (default: the package\'s voicerag/models/reading.npz)')
-    p.add_argument('--share', type=float, default=1.0, help='share of the training examples to use, for a learning curve (default 1)')
-    p.add_argument('--seed', type=int, default=0)
-    p.add_argument('--every', type=float, default=300.0, help='seconds between checkpoints (default 300)')
-    args = p.parse_args(argv)
-    if not 0 < args.share <= 1: p.error('--share must be in (0, 1]')
-    weights = train_reading(reading_examples('train', args.seed), checkpoint=checkpoint_path(args.share, args.seed), every=args.every,
-                            share=args.share, seed=args.seed)
-    out = weights.save(args.out or reading_path())
-    print(f"wrote {out} ({weights.meta['digest']}): {weights.meta['examples']} examples, {weights.meta['seconds']} s of training")
-    return 0

@@ -25,7 +25,8 @@ def _check_ranking(rows:np.ndarray, scores:np.ndarray):
     if rows.ndim != 1 or scores.ndim != 1 or len(rows) != len(scores):
         raise ValueError(f'a ranking needs two 1-D arrays of equal length, got shapes {rows.shape} and {scores.shape}')
     if not len(rows): return
-    if not np.all(scores > 0): raise ValueError('ranking scores must be positive and finite (zero and negative scores are dropped)')
+    if not np.all(scores > 0): raise ValueError('ranking scores must be positive and finite (zero and negative scores '
+                                                'are dropped)')
     if not np.all(np.isfinite(scores)): raise ValueError('ranking scores must be finite')
     if rows.min() < 0: raise ValueError('ranking rows must be non-negative')
     step, row_step = np.diff(scores), np.diff(rows)
@@ -59,7 +60,8 @@ class Ranking:
     def empty(cls) -> Ranking: return cls(np.empty(0, np.int64), np.empty(0, np.float32))
     def __len__(self): return len(self.rows)
     def __eq__(self, other):
-        return isinstance(other, Ranking) and np.array_equal(self.rows, other.rows) and np.array_equal(self.scores, other.scores)
+        return (isinstance(other, Ranking) and np.array_equal(self.rows, other.rows)
+                and np.array_equal(self.scores, other.scores))
     __hash__ = None
     def __repr__(self):
         shown = ', '.join(f'{r}: {s:.4g}' for r, s in zip(self.rows[:5].tolist(), self.scores[:5].tolist()))
@@ -73,7 +75,8 @@ def check_k(k) -> int:
     return int(k)
 
 def ranking_from(rows, scores, k:int|None=None) -> Ranking:
-    "The best `k` (all when None) of the (row, score) pairs: positive scores only, by score descending then row ascending."
+    """The best `k` (all when None) of the (row, score) pairs: positive scores only, by score descending then row
+    ascending."""
     if k is not None: check_k(k)
     rows, scores = np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float32)
     if np.isnan(scores).any() or np.isposinf(scores).any(): raise ValueError('scores contain NaN or +inf')
@@ -83,24 +86,26 @@ def ranking_from(rows, scores, k:int|None=None) -> Ranking:
     return Ranking._sorted(rows[order], scores[order])
 
 SAMPLE_STRIDE = 16        # `candidate_rows` finds its threshold among every 16th score of a long vector...
-SAMPLE_MIN_ROWS = 1_024   # ...of at least 1,024 k scores: shorter, the whole vector's k-th best is as fast (measured in `20_scale`)
+SAMPLE_MIN_ROWS = 1_024   # ...of at least 1,024 k scores: shorter, the whole vector's k-th best is as fast (`20_scale`)
 
 def kth_largest(values:np.ndarray, k:int):
     "The k-th largest entry of `values` (which holds at least k), by `np.partition`."
     return np.partition(values, len(values) - k)[len(values) - k]
 
 def candidate_rows(scores:np.ndarray, k:int, slack:float=0.0, sample_from:int=SAMPLE_MIN_ROWS) -> np.ndarray:
-    "Rows (ascending) that can be in the top `k` positive scores when each score may be off by up to `slack` (threshold sampled from `sample_from * k` scores on)."
+    """Rows (ascending) that can be in the top `k` positive scores when each score may be off by up to `slack`
+    (threshold sampled from `sample_from * k` scores on)."""
     many = len(scores) >= max(sample_from, SAMPLE_STRIDE) * k                 # the sample then holds at least k scores
-    floor = kth_largest(scores[::SAMPLE_STRIDE], k) - 2 * slack if many else None   # a sample's k-th largest is at most the whole vector's
-    if floor is not None and floor > -slack:                               # at least k rows clear it, all above -slack: one pass
+    # a sample's k-th largest is at most the whole vector's
+    floor = kth_largest(scores[::SAMPLE_STRIDE], k) - 2 * slack if many else None
+    if floor is not None and floor > -slack:                      # at least k rows clear it, all above -slack: one pass
         rows = np.flatnonzero(scores >= floor)
     else:
         keep = scores > -slack
         if np.count_nonzero(keep) <= k: return np.flatnonzero(keep)
         if floor is None: floor = kth_largest(scores, k) - 2 * slack
         rows = np.flatnonzero(keep & (scores >= floor))
-    if many and len(rows) > 4 * SAMPLE_STRIDE * k:                         # a thin sample (mostly zeros): the exact k-th among these
+    if many and len(rows) > 4 * SAMPLE_STRIDE * k:            # a thin sample (mostly zeros): the exact k-th among these
         rows = rows[scores[rows] >= kth_largest(scores[rows], k) - 2 * slack]
     return rows
 
@@ -133,7 +138,8 @@ def term_ceilings(doc_freqs:np.ndarray, n_docs:int, method:str, k1:float) -> np.
     return idf(doc_freqs.astype(np.float64), float(n_docs)) * tf_limit(k1)
 
 def query_terms(query:str|Sequence[str]) -> list[str]:
-    "The distinct tokens of `query` in order of appearance: text goes through `tokenize(normalize(.))`, token lists are used as given."
+    """The distinct tokens of `query` in order of appearance: text goes through `tokenize(normalize(.))`, token lists
+    are used as given."""
     if isinstance(query, str): tokens = tokenize(normalize(query))
     elif isinstance(query, Sequence) and all(isinstance(t, str) for t in query): tokens = list(query)
     else: raise TypeError(f'a query is a str or a sequence of str tokens, got {type(query).__name__}')
@@ -142,16 +148,20 @@ def query_terms(query:str|Sequence[str]) -> list[str]:
 # %% ../../nbs/retrieval/04_bm25.ipynb #24cc465c
 BUILD_BATCH = 8_192       # texts tokenised and counted together while an index is built
 
-def batch_postings(token_lists:list, first_doc:int, vocab:dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    "(doc, term, tf) of a batch of token lists, sorted by doc then term, and each doc's length; new tokens get the next ids of `vocab` (first seen, first numbered)."
+def batch_postings(token_lists:list, first_doc:int,
+                   vocab:dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(doc, term, tf) of a batch of token lists, sorted by doc then term, and each doc's length; new tokens get the
+    next ids of `vocab` (first seen, first numbered)."""
     lengths = np.fromiter(map(len, token_lists), np.int64, len(token_lists))
-    flat = np.fromiter((vocab.setdefault(t, len(vocab)) for doc in token_lists for t in doc), np.int64, int(lengths.sum()))
+    flat = np.fromiter((vocab.setdefault(t, len(vocab)) for doc in token_lists for t in doc), np.int64,
+                       int(lengths.sum()))
     docs = np.repeat(np.arange(first_doc, first_doc + len(token_lists), dtype=np.int64), lengths)
     keys, tf = np.unique(docs << 32 | flat, return_counts=True)
     return (keys >> 32).astype(np.int32), (keys & 0xFFFFFFFF).astype(np.int32), tf, lengths
 
 def stream_postings(texts, batch:int=BUILD_BATCH) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    "Every (doc, term, tf) of `texts` (row i is `texts[i]`, any iterable) with term ids in sorted-token order, each doc's length, and the sorted vocabulary: one batch of token lists in memory at a time."
+    """Every (doc, term, tf) of `texts` (row i is `texts[i]`, any iterable) with term ids in sorted-token order, each
+    doc's length, and the sorted vocabulary: one batch of token lists in memory at a time."""
     vocab, parts, pending = {}, [], []
     for row, text in enumerate(texts):
         pending.append(_text_tokens(text, row))
@@ -165,13 +175,16 @@ def stream_postings(texts, batch:int=BUILD_BATCH) -> tuple[np.ndarray, np.ndarra
     return doc, renumber[term], tf, lengths, words
 
 def bm25s_matrix(doc, term, tf, lengths, n_terms:int, k1:float, b:float, method:str) -> dict:
-    "The score matrix `bm25s.BM25.index` makes of these postings, value for value: its idf and tf formulas, its float arithmetic, its CSC layout."
+    """The score matrix `bm25s.BM25.index` makes of these postings, value for value: its idf and tf formulas, its float
+    arithmetic, its CSC layout."""
     from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
     n_docs, df = len(lengths), np.bincount(term, minlength=n_terms)
     idf_of, idf = _select_idf_scorer(method), np.zeros(n_terms, np.float32)
     for t in np.flatnonzero(df): idf[t] = idf_of(int(df[t]), N=n_docs)
-    with np.errstate(invalid='ignore', divide='ignore'):     # texts without tokens: an average length of 0 (no postings then)
-        tfc = _select_tfc_scorer(method)(tf_array=tf.astype(np.float32), l_d=lengths[doc], l_avg=lengths.mean(), k1=k1, b=b)
+    # texts without tokens: an average length of 0 (no postings then)
+    with np.errstate(invalid='ignore', divide='ignore'):
+        tfc = _select_tfc_scorer(method)(tf_array=tf.astype(np.float32), l_d=lengths[doc],
+                                         l_avg=lengths.mean(), k1=k1, b=b)
     scores = (idf[term] * tfc).astype(np.float32)
     del tfc
     order = np.argsort(term, kind='stable')                   # by term; within a term the docs stay ascending
@@ -180,7 +193,8 @@ def bm25s_matrix(doc, term, tf, lengths, n_terms:int, k1:float, b:float, method:
     return {'data': scores[order], 'indices': doc[order], 'indptr': indptr, 'num_docs': n_docs}
 
 # %% ../../nbs/retrieval/04_bm25.ipynb #54c3cc1b
-DENSE_TERM_SHARE = 0.25   # a term in at least a quarter of the rows is scored from a dense column (measured in `20_scale`)
+# a term in at least a quarter of the rows is scored from a dense column (measured in `20_scale`)
+DENSE_TERM_SHARE = 0.25
 
 def postings(matrix:dict, term:int) -> tuple[np.ndarray, np.ndarray]:
     "The rows holding `term` and its scores there, from a bm25s score matrix (one column per term)."
@@ -188,7 +202,8 @@ def postings(matrix:dict, term:int) -> tuple[np.ndarray, np.ndarray]:
     return matrix['indices'][span], matrix['data'][span]
 
 def dense_columns(matrix:dict, share:float=DENSE_TERM_SHARE) -> dict[int, np.ndarray]:
-    "Per term in at least `share` of the rows, its column of a bm25s score matrix as a dense float32 vector over the rows."
+    """Per term in at least `share` of the rows, its column of a bm25s score matrix as a dense float32 vector over the
+    rows."""
     n, out = int(matrix['num_docs']), {}
     for t in np.flatnonzero(np.diff(matrix['indptr']) >= share * n):
         rows, scores = postings(matrix, t)
@@ -197,32 +212,38 @@ def dense_columns(matrix:dict, share:float=DENSE_TERM_SHARE) -> dict[int, np.nda
     return out
 
 class BM25Index:
-    "BM25 over rows `0..n-1` (bm25s underneath, voicerag.text tokens); `search` returns scores as fractions of the query's ceiling."
+    """BM25 over rows `0..n-1` (bm25s underneath, voicerag.text tokens); `search` returns scores as fractions of the
+    query's ceiling."""
     def __init__(self, model:bm25s.BM25):
         "Wrap a bm25s model indexed on token ids; use `BM25Index.build` or `BM25Index.load`."
-        if model.method not in BM25_METHODS: raise ValueError(f'unsupported BM25 method {model.method!r}; use one of {list(BM25_METHODS)}')
+        if model.method not in BM25_METHODS: raise ValueError(f'unsupported BM25 method {model.method!r}; use one of '
+                                                              f'{list(BM25_METHODS)}')
         self.model, self.vocab = model, model.vocab_dict
         self.n_docs = int(model.scores['num_docs'])
         doc_freqs = np.diff(model.scores['indptr'])          # one stored entry per (document, term) pair
         self._ceilings = term_ceilings(doc_freqs, self.n_docs, model.method, model.k1)
-        self._unknown_ceiling = float(term_ceilings(np.ones(1), self.n_docs, model.method, model.k1)[0])   # as rare as a known term can be
+        # as rare as a known term can be
+        self._unknown_ceiling = float(term_ceilings(np.ones(1), self.n_docs, model.method, model.k1)[0])
         self._dense = dense_columns(model.scores)
 
     @classmethod
     def build(cls, texts:Sequence[str], k1:float=1.5, b:float=0.75, method:str='lucene') -> BM25Index:
         "Index `texts` (row i is `texts[i]`) with BM25 parameters `k1`, `b` and a bm25s `method`."
-        if method not in BM25_METHODS: raise ValueError(f'unsupported BM25 method {method!r}; use one of {list(BM25_METHODS)}')
+        if method not in BM25_METHODS: raise ValueError(f'unsupported BM25 method {method!r}; use one of '
+                                                        f'{list(BM25_METHODS)}')
         if not (k1 >= 0 and 0 <= b <= 1): raise ValueError(f'need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}')
         doc, term, tf, lengths, words = stream_postings(texts)
         if not len(lengths): raise DataError('cannot build a BM25 index from no texts', field='texts')
         model = bm25s.BM25(k1=k1, b=b, method=method)
         model.scores = bm25s_matrix(doc, term, tf, lengths, len(words), k1, b, method)
         model.vocab_dict = {w: i for i, w in enumerate(words)}
-        model.unique_token_ids_set, model.nonoccurrence_array = set(model.vocab_dict.values()), None     # as `index` leaves them
+        # as `index` leaves them
+        model.unique_token_ids_set, model.nonoccurrence_array = set(model.vocab_dict.values()), None
         return cls(model)
 
     def __len__(self): return self.n_docs
-    def __repr__(self): return f'BM25Index({self.n_docs} rows, {len(self.vocab)} terms, {self.model.method}, k1={self.model.k1}, b={self.model.b})'
+    def __repr__(self): return (f'BM25Index({self.n_docs} rows, {len(self.vocab)} terms, {self.model.method}, '
+                                f'k1={self.model.k1}, b={self.model.b})')
 
     def term_ids(self, query:str|Sequence[str]) -> np.ndarray:
         "Vocabulary ids of the query's distinct terms that occur in the corpus."
@@ -233,7 +254,8 @@ class BM25Index:
         return self._raw_scores(self.term_ids(query))
 
     def ceiling(self, query:str|Sequence[str], unknown_terms:str='count') -> float:
-        "The best BM25 score `query` could reach: its known terms' ceilings, plus (with 'count') each unknown term priced as a term in one document."
+        """The best BM25 score `query` could reach: its known terms' ceilings, plus (with 'count') each unknown term
+        priced as a term in one document."""
         return self._ceiling(*self._lookup(query), unknown_terms)
 
     def search(self, query:str|Sequence[str], k:int=10, unknown_terms:str='count') -> Ranking:
@@ -245,7 +267,8 @@ class BM25Index:
         return top_k(np.divide(scores, np.float32(ceiling), out=scores), k)
 
     def _raw_scores(self, ids:np.ndarray) -> np.ndarray:
-        "bm25s's sum of the terms' columns, bit for bit, term by term in query order: a common term's dense column added whole, another's postings added at their rows."
+        """bm25s's sum of the terms' columns, bit for bit, term by term in query order: a common term's dense column
+        added whole, another's postings added at their rows."""
         out = np.zeros(self.n_docs, np.float32)
         for t in ids:
             column = self._dense.get(int(t))
@@ -260,7 +283,8 @@ class BM25Index:
         return ids, len(terms) - len(ids)
 
     def _ceiling(self, ids:np.ndarray, n_unknown:int, unknown_terms:str) -> float:
-        if unknown_terms not in UNKNOWN_TERMS: raise ValueError(f'unknown_terms must be one of {UNKNOWN_TERMS}, got {unknown_terms!r}')
+        if unknown_terms not in UNKNOWN_TERMS: raise ValueError(f'unknown_terms must be one of {UNKNOWN_TERMS}, got '
+                                                                f'{unknown_terms!r}')
         unknown = n_unknown * self._unknown_ceiling if unknown_terms == 'count' else 0.0
         return float(self._ceilings[ids].sum()) + unknown
 
@@ -271,7 +295,8 @@ class BM25Index:
         with tempfile.TemporaryDirectory(dir=folder, prefix='.bm25-') as tmp:
             self.model.save(tmp, show_progress=False)
             _publish(Path(tmp), folder)
-        atomic_write_json(folder/'bm25.json', {'format': BM25_FORMAT, 'tokenizer': 'voicerag.text.tokenize(normalize(text))',
+        atomic_write_json(folder/'bm25.json', {'format': BM25_FORMAT,
+                                               'tokenizer': 'voicerag.text.tokenize(normalize(text))',
                                                'bm25s_version': bm25s.__version__, 'n_docs': self.n_docs})
         return folder
 
@@ -281,9 +306,11 @@ class BM25Index:
         marker = Path(folder)/'bm25.json'
         if not marker.exists(): raise DataError('not a saved voicerag BM25 index (bm25.json is missing)', path=marker)
         fmt = json.loads(marker.read_text(encoding='utf-8')).get('format')
-        if fmt != BM25_FORMAT: raise DataError(f'unknown BM25 index format {fmt!r}, expected {BM25_FORMAT!r}', path=marker, field='format')
+        if fmt != BM25_FORMAT: raise DataError(f'unknown BM25 index format {fmt!r}, expected {BM25_FORMAT!r}',
+                                               path=marker, field='format')
         try: return cls(bm25s.BM25.load(folder, show_progress=False))
-        except (OSError, ValueError, KeyError) as e: raise DataError(f'cannot load the BM25 index: {e}', path=folder) from e
+        except (OSError, ValueError, KeyError) as e: raise DataError(f'cannot load the BM25 index: {e}',
+                                                                     path=folder) from e
 
 BM25_FORMAT = 'voicerag.bm25/1'
 UNKNOWN_TERMS = ('count', 'ignore')    # how `ceiling` treats query words the corpus never saw

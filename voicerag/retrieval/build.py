@@ -33,7 +33,8 @@ def fingerprint(encoder, config:Config) -> str:
 
 def passage_key(p:Passage, fp:str) -> str:
     "A content address for `p`'s chunks and vectors under fingerprint `fp`."
-    return hashlib.sha256(json.dumps([fp, p.id, p.doc_id, p.lang, p.title, p.text], ensure_ascii=False).encode('utf-8')).hexdigest()[:32]
+    return hashlib.sha256(json.dumps([fp, p.id, p.doc_id, p.lang, p.title, p.text],
+                                     ensure_ascii=False).encode('utf-8')).hexdigest()[:32]
 
 def batches(items:Iterable, size:int) -> Iterator[list]:
     "Consecutive lists of `size` items (the last may be shorter)."
@@ -65,7 +66,8 @@ class VectorCache:
         "Every finished shard under `shards_dir` (an unfinished one has no `done.json` and is ignored)."
         where = {}
         for done in sorted(shards_dir.glob('*/done.json')):
-            for key, start, n in json.loads(done.read_text(encoding='utf-8'))['vectors']: where[key] = (done.parent, start, n)
+            for key, start, n in json.loads(done.read_text(encoding='utf-8'))['vectors']:
+                where[key] = (done.parent, start, n)
         return cls(where)
 
     def vectors(self, key:str) -> np.ndarray:
@@ -74,7 +76,8 @@ class VectorCache:
 
 # %% ../../nbs/retrieval/09a_build.ipynb #16b1e600
 def _chunk_records(passages:list[Passage], chunkers) -> tuple[list[list], dict[str, list[str]]]:
-    "Every chunk of `passages` as a record (the primary chunker's with its text, for BM25), in encoding order, and each passage's chunk texts."
+    """Every chunk of `passages` as a record (the primary chunker's with its text, for BM25), in encoding order, and
+    each passage's chunk texts."""
     per_passage = {p.id: [] for p in passages}
     for ch in chunkers:
         for c in ch.chunk(passages): per_passage[c.passage_id].append(c)
@@ -85,16 +88,20 @@ def _chunk_records(passages:list[Passage], chunkers) -> tuple[list[list], dict[s
                      c.text if c.strategy == chunkers[0].name else None] for c in per_passage[p.id]]
     return records, texts
 
-def write_shard(folder:Path, passages:list[Passage], keys:list[str], chunkers, encoder, cache:VectorCache, batch:int=64) -> int:
-    "Chunk and encode one shard into `folder` (vectors of passages in `cache` are copied, not encoded); `done.json` last. Returns chunks encoded."
+def write_shard(folder:Path, passages:list[Passage], keys:list[str], chunkers, encoder, cache:VectorCache,
+                batch:int=64) -> int:
+    """Chunk and encode one shard into `folder` (vectors of passages in `cache` are copied, not encoded); `done.json`
+    last. Returns chunks encoded."""
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f'.{folder.name}.tmp-'))
     try:
         order = sorted(range(len(passages)), key=lambda i: passages[i].id)
         passages, keys = [passages[i] for i in order], [keys[i] for i in order]
         records, texts = _chunk_records(passages, chunkers)
         new = [t for p, k in zip(passages, keys) if k not in cache.where for t in texts[p.id]]
-        encoded = iter([]) if not new else iter(np.vstack([encoder.encode_passages(new[i:i + batch]) for i in range(0, len(new), batch)]))
-        vectors = np.lib.format.open_memmap(tmp/'vectors.npy', mode='w+', dtype=np.float32, shape=(len(records), encoder.dim))
+        encoded = iter([]) if not new else iter(np.vstack([encoder.encode_passages(new[i:i + batch])
+                                                           for i in range(0, len(new), batch)]))
+        vectors = np.lib.format.open_memmap(tmp/'vectors.npy', mode='w+', dtype=np.float32,
+                                            shape=(len(records), encoder.dim))
         table, row = [], 0
         for p, k in zip(passages, keys):
             n = len(texts[p.id])
@@ -102,11 +109,14 @@ def write_shard(folder:Path, passages:list[Passage], keys:list[str], chunkers, e
             table.append([k, row, n]); row += n
         vectors.flush(); del vectors
         for r, i in zip(records, range(len(records))): r.append(i)              # the chunk's vector row in this shard
-        _write_lines(tmp/'passages.jsonl', ({'id': p.id, 'doc_id': p.doc_id, 'lang': p.lang, 'title': p.title, 'text': p.text} for p in passages))
+        _write_lines(tmp/'passages.jsonl',
+                     ({'id': p.id, 'doc_id': p.doc_id, 'lang': p.lang, 'title': p.title, 'text': p.text}
+                      for p in passages))
         _write_lines(tmp/'chunks.jsonl', sorted(records, key=lambda r: r[0]))
         counts = {}
         for r in records: counts[f'{r[7]} {r[2]}'] = counts.get(f'{r[7]} {r[2]}', 0) + 1
-        atomic_write_json(tmp/'done.json', {'format': SHARD_FORMAT, 'passages': len(passages), 'counts': counts, 'vectors': table})
+        atomic_write_json(tmp/'done.json',
+                          {'format': SHARD_FORMAT, 'passages': len(passages), 'counts': counts, 'vectors': table})
         if folder.exists(): shutil.rmtree(folder)
         os.replace(tmp, folder)
     except BaseException:
@@ -116,12 +126,14 @@ def write_shard(folder:Path, passages:list[Passage], keys:list[str], chunkers, e
 
 # %% ../../nbs/retrieval/09a_build.ipynb #7a6428df
 def _merged_passages(shards:list[Path], stats:dict) -> Iterator[dict]:
-    "Every passage of `shards` in id order (a k-way merge of sorted files), counting languages and documents and hashing as `passages_checksum` does."
+    """Every passage of `shards` in id order (a k-way merge of sorted files), counting languages and documents and
+    hashing as `passages_checksum` does."""
     h, last, docs = hashlib.sha256(), None, set()
     for d in heapq.merge(*(_jsonl(s/'passages.jsonl') for s in shards), key=lambda d: d['id']):
         if d['id'] == last: raise DataError(f'passage id {last!r} occurs twice in the corpus', field='id')
         last = d['id']
-        h.update(json.dumps([d['id'], d['doc_id'], d['lang'], d['title'], d['text']], ensure_ascii=False).encode('utf-8') + b'\n')
+        h.update(json.dumps([d['id'], d['doc_id'], d['lang'], d['title'], d['text']],
+                            ensure_ascii=False).encode('utf-8') + b'\n')
         stats['passages'][d['lang']] = stats['passages'].get(d['lang'], 0) + 1
         if len(stats['first'].setdefault(d['lang'], [])) < 200: stats['first'][d['lang']].append(d['text'])
         docs.add(d['doc_id'])
@@ -131,10 +143,12 @@ def _merged_passages(shards:list[Path], stats:dict) -> Iterator[dict]:
 def _tagged(path:Path, shard:int) -> Iterator[tuple[list, int]]:
     for r in _jsonl(path): yield r, shard
 
-RELEASE_ROWS = 16_384        # assembly hands the pages of its memory-mapped vector files back to the kernel this often (chunks)
+# assembly hands the pages of its memory-mapped vector files back to the kernel this often (chunks)
+RELEASE_ROWS = 16_384
 
 def assemble(shards:list[Path], out:Path, scratch:Path, config:Config, encoder, progress:bool=True) -> dict:
-    "Write the index files of `shards` into `out` exactly as `save_index` lays them out; returns the counts for the manifest."
+    """Write the index files of `shards` into `out` exactly as `save_index` lays them out; returns the counts for the
+    manifest."""
     stats = {'passages': {}, 'first': {}}
     _write_lines(out/'passages.jsonl', _merged_passages(shards, stats))
     dones = [json.loads((s/'done.json').read_text(encoding='utf-8')) for s in shards]
@@ -144,7 +158,8 @@ def assemble(shards:list[Path], out:Path, scratch:Path, config:Config, encoder, 
     langs, strategies = sorted(stats['passages']), [make_chunker(spec, encoder).name for spec in config.chunkers]
     primary = strategies[0]
     scratch.mkdir(parents=True, exist_ok=True)
-    vectors = {(l, s): np.lib.format.open_memmap(scratch/f'{l}_{s}.npy', mode='w+', dtype=np.float32, shape=(totals.get(f'{l} {s}', 0), encoder.dim))
+    vectors = {(l, s): np.lib.format.open_memmap(scratch/f'{l}_{s}.npy', mode='w+', dtype=np.float32,
+                                                 shape=(totals.get(f'{l} {s}', 0), encoder.dim))
                for l in langs for s in strategies}
     rows = {key: np.zeros(len(v), np.int64) for key, v in vectors.items()}
     filled = {key: 0 for key in vectors}
@@ -152,13 +167,14 @@ def assemble(shards:list[Path], out:Path, scratch:Path, config:Config, encoder, 
     sources = [np.load(s/'vectors.npy', mmap_mode='r') for s in shards]
     merged = heapq.merge(*(_tagged(s/'chunks.jsonl', i) for i, s in enumerate(shards)), key=lambda t: t[0][0])
     with open(out/'chunks.jsonl', 'w', encoding='utf-8') as f:
-        for row, (r, shard) in enumerate(progress_bar(merged, total=sum(totals.values()), desc='assembling chunks', unit='chunk', disable=not progress)):
+        for row, (r, shard) in enumerate(progress_bar(merged, total=sum(totals.values()), desc='assembling chunks',
+                                                      unit='chunk', disable=not progress)):
             cid, pid, strategy, start, end, cs, ce, lang, text, vrow = r
             f.write(json.dumps([cid, pid, strategy, start, end, cs, ce], ensure_ascii=False) + '\n')
             key, i = (lang, strategy), filled[(lang, strategy)]
             vectors[key][i], rows[key][i], filled[key] = sources[shard][vrow], row, i + 1
             if strategy == primary: texts[lang].write(json.dumps(text, ensure_ascii=False) + '\n')
-            if row % RELEASE_ROWS == RELEASE_ROWS - 1:                             # memory-mapped pages read and written so far
+            if row % RELEASE_ROWS == RELEASE_ROWS - 1:                     # memory-mapped pages read and written so far
                 for a in (*vectors.values(), *sources): release_pages(a)
     for t in texts.values(): t.close()
     for lang in langs:
@@ -170,7 +186,8 @@ def assemble(shards:list[Path], out:Path, scratch:Path, config:Config, encoder, 
             np.save(out/f'rows_{lang}_{s}.npy', rows[(lang, s)], allow_pickle=False)
     del vectors, sources
     shutil.rmtree(scratch, ignore_errors=True)
-    return {'passages': {l: stats['passages'][l] for l in langs}, 'documents': stats['documents'], 'checksum': stats['checksum'],
+    return {'passages': {l: stats['passages'][l] for l in langs}, 'documents': stats['documents'],
+            'checksum': stats['checksum'],
             'chunks': {s: sum(totals.get(f'{l} {s}', 0) for l in langs) for s in strategies},
             'scripts': {l: dominant_script(' '.join(stats['first'][l])) or 'other' for l in langs}}
 
@@ -194,10 +211,12 @@ def shards_folder(folder:Path) -> Path:
     "The shard folder of the index at `folder`, made ready: half-written folders of a killed build removed."
     shards = work_dir(folder)/'shards'
     shards.mkdir(parents=True, exist_ok=True)
-    for stale in [*folder.parent.glob(f'.{folder.name}.tmp-*'), *shards.glob('.*')]: shutil.rmtree(stale, ignore_errors=True)
+    for stale in [*folder.parent.glob(f'.{folder.name}.tmp-*'), *shards.glob('.*')]:
+        shutil.rmtree(stale, ignore_errors=True)
     return shards
 
-def plan_shards(corpus:Iterable[Passage], fp:str, shards:Path, shard_passages:int=SHARD_PASSAGES) -> Iterator[tuple[Path, list[Passage], list[str]]]:
+def plan_shards(corpus:Iterable[Passage], fp:str, shards:Path,
+                shard_passages:int=SHARD_PASSAGES) -> Iterator[tuple[Path, list[Passage], list[str]]]:
     "The corpus cut into shards, as they stream by: each shard's folder (named by its content), passages and keys."
     for part in batches(corpus, shard_passages):
         keys = [passage_key(p, fp) for p in part]
@@ -205,8 +224,8 @@ def plan_shards(corpus:Iterable[Passage], fp:str, shards:Path, shard_passages:in
 
 def finish_build(shards:list[Path], folder:Path, config:Config, encoder, name:str, corpus, started:float,
                  progress:bool=True) -> dict:
-    """Assemble `shards` into a temporary folder, write the manifest last (recording `corpus` as `09_index` does), swap it
-    into place at `folder`; drop unused shards. Returns the counts."""
+    """Assemble `shards` into a temporary folder, write the manifest last (recording `corpus` as `09_index` does), swap
+    it into place at `folder`; drop unused shards. Returns the counts."""
     if not shards: raise DataError('cannot build an index from an empty corpus', field='corpus')
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f'.{folder.name}.tmp-'))
     try:
@@ -221,26 +240,30 @@ def finish_build(shards:list[Path], folder:Path, config:Config, encoder, name:st
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    for old in set(shards[0].parent.iterdir()) - set(shards): shutil.rmtree(old, ignore_errors=True)    # shards no longer in the corpus
+    # shards no longer in the corpus
+    for old in set(shards[0].parent.iterdir()) - set(shards): shutil.rmtree(old, ignore_errors=True)
     return counts
 
 def build_streaming(corpus:Iterable[Passage], encoder, folder, config:Config|None=None, name:str|None=None,
                     shard_passages:int=SHARD_PASSAGES, batch:int=64, progress:bool=True) -> BuildReport:
-    "Build the index of `corpus` into `folder` shard by shard: memory bounded, resumable, incremental; the same files as `build_index` + `save_index`."
+    """Build the index of `corpus` into `folder` shard by shard: memory bounded, resumable, incremental; the same files
+    as `build_index` + `save_index`."""
     config, t0, folder = config or Config(), time.perf_counter(), Path(folder)
     _check_strategies(config)
     shards = shards_folder(folder)
-    chunkers, fp, cache = [make_chunker(spec, encoder) for spec in config.chunkers], fingerprint(encoder, config), VectorCache.scan(shards)
+    chunkers, fp, cache = ([make_chunker(spec, encoder) for spec in config.chunkers], fingerprint(encoder, config),
+                           VectorCache.scan(shards))
     used, kept, encoded, passages = [], 0, 0, 0
-    with progress_bar(total=len(corpus) if hasattr(corpus, '__len__') else None, unit='passage', desc=f'encoding {folder.name}',
-                      disable=not progress, smoothing=0.1) as bar:
+    with progress_bar(total=len(corpus) if hasattr(corpus, '__len__') else None, unit='passage',
+                      desc=f'encoding {folder.name}', disable=not progress, smoothing=0.1) as bar:
         for shard, part, keys in plan_shards(corpus, fp, shards, shard_passages):
             if (shard/'done.json').exists(): kept += 1
             else: encoded += write_shard(shard, part, keys, chunkers, encoder, cache, batch)
             used.append(shard); passages += len(part)
             bar.update(len(part)); bar.set_postfix(chunks_encoded=encoded, shards_kept=kept)
     counts = finish_build(used, folder, config, encoder, name or config.index_name, corpus, t0, progress)
-    return BuildReport(folder, passages, len(used), kept, sum(counts['chunks'].values()), encoded, round(time.perf_counter() - t0, 3))
+    return BuildReport(folder, passages, len(used), kept, sum(counts['chunks'].values()), encoded,
+                       round(time.perf_counter() - t0, 3))
 
 # %% ../../nbs/retrieval/09a_build.ipynb #304a50c8
 class ShardWriter:
@@ -255,16 +278,19 @@ class ShardWriter:
         encoded = []
         for shard, passages, keys in zip(batch['shard'], batch['passages'], batch['keys']):
             part = [Passage(d['id'], d['text'], d['lang'], d['doc_id'], d['title']) for d in json.loads(passages)]
-            encoded.append(write_shard(Path(shard), part, json.loads(keys), self.chunkers, self.encoder, self.cache, self.batch))
+            encoded.append(write_shard(Path(shard), part, json.loads(keys), self.chunkers, self.encoder, self.cache,
+                                       self.batch))
         return {'shard': batch['shard'], 'encoded': np.array(encoded, dtype=np.int64)}
 
 def _shard_row(shard:Path, part:list[Passage], keys:list[str]) -> dict:
     return {'shard': str(shard), 'keys': json.dumps(keys),
-            'passages': json.dumps([{'id': p.id, 'text': p.text, 'lang': p.lang, 'doc_id': p.doc_id, 'title': p.title} for p in part], ensure_ascii=False)}
+            'passages': json.dumps([{'id': p.id, 'text': p.text, 'lang': p.lang, 'doc_id': p.doc_id, 'title': p.title}
+                                    for p in part], ensure_ascii=False)}
 
 def build_on_ray(corpus:Iterable[Passage], config:Config, folder, workers:int=0, gpus_per_worker:float|None=None,
                  shard_passages:int=SHARD_PASSAGES, batch:int=64, progress:bool=True) -> BuildReport:
-    "`build_streaming` with the shards encoded by a pool of Ray Data encoder actors (`ShardWriter`); one index, one manifest."
+    """`build_streaming` with the shards encoded by a pool of Ray Data encoder actors (`ShardWriter`); one index, one
+    manifest."""
     try: import ray
     except ImportError: raise VoiceragError('--engine ray needs Ray: pip install "voicerag[scale]"') from None
     from voicerag.retrieval.encoders import make_encoder
@@ -278,13 +304,16 @@ def build_on_ray(corpus:Iterable[Passage], config:Config, folder, workers:int=0,
         if not (shard/'done.json').exists(): todo.append(_shard_row(shard, part, keys))
     encoded = 0
     if todo:
-        if not ray.is_initialized(): ray.init(address=os.environ.get('RAY_ADDRESS'), include_dashboard=False, log_to_driver=False)
+        if not ray.is_initialized(): ray.init(address=os.environ.get('RAY_ADDRESS'), include_dashboard=False,
+                                              log_to_driver=False)
         gpus = float(os.environ.get('VOICERAG_RAY_GPUS', 0)) if gpus_per_worker is None else gpus_per_worker
         size = workers or max(1, int(ray.cluster_resources().get('GPU' if gpus else 'CPU', 1) // (gpus or 1)))
         ray.data.DataContext.get_current().enable_progress_bars = progress
         done = ray.data.from_items(todo).map_batches(
             ShardWriter, fn_constructor_args=(config.encoder, list(config.chunkers), str(shards), batch), batch_size=1,
-            compute=ray.data.ActorPoolStrategy(size=min(size, len(todo))), num_cpus=0 if gpus else 1, num_gpus=gpus).take_all()
+            compute=ray.data.ActorPoolStrategy(size=min(size, len(todo))), num_cpus=0 if gpus else 1,
+            num_gpus=gpus).take_all()
         encoded = sum(int(r['encoded']) for r in done)
     counts = finish_build(used, folder, config, encoder, config.index_name, corpus, t0, progress)
-    return BuildReport(folder, passages, len(used), len(used) - len(todo), sum(counts['chunks'].values()), encoded, round(time.perf_counter() - t0, 3))
+    return BuildReport(folder, passages, len(used), len(used) - len(todo), sum(counts['chunks'].values()), encoded,
+                       round(time.perf_counter() - t0, 3))

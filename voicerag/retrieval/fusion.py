@@ -17,7 +17,8 @@ def _active(rankings:Mapping[str, Ranking], weights:Mapping[str, float]|None) ->
     "(ranking, weight) of each retriever with a positive weight, in order of name; no weights means weight 1 each."
     weights = dict.fromkeys(rankings, 1.0) if weights is None else dict(weights)
     if set(weights) != set(rankings):
-        raise ValueError(f'weights must name exactly the rankings: rankings {sorted(rankings)}, weights {sorted(weights)}')
+        raise ValueError(f'weights must name exactly the rankings: rankings {sorted(rankings)}, weights '
+                         f'{sorted(weights)}')
     for name, w in weights.items():
         if isinstance(w, bool) or not isinstance(w, (int, float, np.number)) or not (math.isfinite(w) and w >= 0):
             raise ValueError(f'the weight of {name!r} must be a finite number >= 0, got {w!r}')
@@ -31,13 +32,19 @@ def _summed(parts:list[tuple[np.ndarray, np.ndarray]], limit:int|None) -> Rankin
     totals = np.bincount(where, weights=np.concatenate([c for _, c in parts]), minlength=len(unique_rows))
     return ranking_from(unique_rows, totals, limit)
 
-def rrf(rankings:Mapping[str, Ranking], weights:Mapping[str, float]|None=None, k:float=60, limit:int|None=None) -> Ranking:
-    "Reciprocal rank fusion: each row scores the sum of `weight / (k + rank)` (rank from 1) over the rankings that hold it."
-    if not (math.isfinite(k) and k >= 0): raise ValueError(f'the RRF constant k must be a finite number >= 0, got {k!r}')
-    return _summed([(r.rows, w / (k + np.arange(1, len(r) + 1, dtype=np.float64))) for r, w in _active(rankings, weights)], limit)
+def rrf(rankings:Mapping[str, Ranking], weights:Mapping[str, float]|None=None, k:float=60,
+        limit:int|None=None) -> Ranking:
+    """Reciprocal rank fusion: each row scores the sum of `weight / (k + rank)` (rank from 1) over the rankings that
+    hold it."""
+    if not (math.isfinite(k) and k >= 0): raise ValueError('the RRF constant k must be a finite number >= 0, got '
+                                                           f'{k!r}')
+    return _summed([(r.rows, w / (k + np.arange(1, len(r) + 1, dtype=np.float64)))
+                    for r, w in _active(rankings, weights)], limit)
 
-def weighted_fusion(rankings:Mapping[str, Ranking], weights:Mapping[str, float]|None=None, limit:int|None=None) -> Ranking:
-    "Each row scores the sum of `weight x score` over the rankings that hold it; scores must share a scale (cosine, BM25 ratio)."
+def weighted_fusion(rankings:Mapping[str, Ranking], weights:Mapping[str, float]|None=None,
+                    limit:int|None=None) -> Ranking:
+    """Each row scores the sum of `weight x score` over the rankings that hold it; scores must share a scale (cosine,
+    BM25 ratio)."""
     return _summed([(r.rows, w * r.scores.astype(np.float64)) for r, w in _active(rankings, weights)], limit)
 
 FUSION_METHODS = ('weighted', 'rrf', 'single')
@@ -49,7 +56,8 @@ def fuse(rankings:Mapping[str, Ranking], weights:Mapping[str, float]|None=None, 
     if method == 'rrf': return rrf(rankings, weights, rrf_k, limit)
     if method != 'single': raise ValueError(f'unknown fusion method {method!r}; use one of {FUSION_METHODS}')
     active = _active(rankings, weights)
-    if len(active) != 1: raise ValueError(f"'single' fusion needs exactly one ranking with a positive weight, got {sorted(rankings)}")
+    if len(active) != 1: raise ValueError("'single' fusion needs exactly one ranking with a positive weight, got "
+                                          f"{sorted(rankings)}")
     ranking = active[0][0]
     return ranking if limit is None else ranking_from(ranking.rows, ranking.scores, limit)
 
@@ -59,7 +67,8 @@ def top_score(ranking:Ranking) -> float:
     return float(ranking.scores[0]) if len(ranking) else 0.0
 
 def margin(ranking:Ranking) -> float:
-    "Best minus second-best score; the best score itself when one row matched (the next is 'nothing', 0), 0.0 when none."
+    """Best minus second-best score; the best score itself when one row matched (the next is 'nothing', 0), 0.0 when
+    none."""
     s = ranking.scores
     if not len(s): return 0.0
     return float(s[0]) - (float(s[1]) if len(s) > 1 else 0.0)

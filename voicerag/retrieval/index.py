@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import voicerag
-from ..core import Chunk, Config, DataError, Hit, Passage, StageTimer, VoiceragError, atomic_write_json, concurrently, progress_bar
+from ..core import (Chunk, Config, DataError, Hit, Passage, StageTimer, VoiceragError, atomic_write_json,
+                           concurrently, progress_bar)
 from ..text import dominant_script
 from ..paths import home_path
 from ..corpus.data import passages_checksum
@@ -34,7 +35,8 @@ class IndexLoadError(VoiceragError):
 INDEX_FORMAT = 'voicerag.index/1'
 
 def index_path(config:Config) -> Path:
-    "Where the index named in `config` lives: `index_dir/index_name`, a relative `index_dir` inside the data home (`voicerag.paths.home`)."
+    """Where the index named in `config` lives: `index_dir/index_name`, a relative `index_dir` inside the data home
+    (`voicerag.paths.home`)."""
     return home_path(config.index_dir)/config.index_name
 
 # %% ../../nbs/retrieval/09_index.ipynb #116b5dcb
@@ -72,7 +74,8 @@ class Index:
 
 def _encode_in_batches(encoder, texts:list[str], batch:int, progress:bool) -> np.ndarray:
     parts = [encoder.encode_passages(texts[i:i + batch])
-             for i in progress_bar(range(0, len(texts), batch), desc=f'encoding {len(texts)} chunks', disable=not progress)]
+             for i in progress_bar(range(0, len(texts), batch), desc=f'encoding {len(texts)} chunks',
+                                   disable=not progress)]
     return np.vstack(parts).astype(np.float32) if parts else np.zeros((0, encoder.dim), np.float32)
 
 def _lang_index(lang:str, chunks:list[Chunk], vectors:np.ndarray, passages:list[Passage], config:Config) -> LangIndex:
@@ -85,9 +88,11 @@ def _lang_index(lang:str, chunks:list[Chunk], vectors:np.ndarray, passages:list[
 
 def _check_strategies(config:Config):
     if not config.chunkers: raise ValueError('an index needs at least one chunking strategy (Config.chunkers)')
-    if len(set(config.chunkers)) != len(config.chunkers): raise ValueError(f'repeated chunking strategy in {config.chunkers}')
+    if len(set(config.chunkers)) != len(config.chunkers): raise ValueError('repeated chunking strategy in '
+                                                                           f'{config.chunkers}')
     if len(config.strategy_weights) < len(config.chunkers):
-        raise ValueError(f'Config.strategy_weights {config.strategy_weights} gives no weight to every strategy of {config.chunkers}')
+        raise ValueError(f'Config.strategy_weights {config.strategy_weights} gives no weight to every strategy of '
+                         f'{config.chunkers}')
 
 def corpus_record(corpus, checksum:str) -> dict:
     "The manifest's account of `corpus`: name, checksum, and what reading it from files left out (`ingest.ReadCorpus`)."
@@ -95,7 +100,8 @@ def corpus_record(corpus, checksum:str) -> dict:
     if (skipped := getattr(corpus, 'skipped', None)) is not None: record['skipped'] = skipped.to_dict()
     return record
 
-def build_index(corpus, encoder, config:Config|None=None, name:str|None=None, batch:int=64, progress:bool=True) -> Index:
+def build_index(corpus, encoder, config:Config|None=None, name:str|None=None, batch:int=64,
+                progress:bool=True) -> Index:
     "Chunk `corpus` with `config.chunkers`, encode with `encoder`, and index every passage language."
     config = config or Config()
     _check_strategies(config)
@@ -147,10 +153,12 @@ def save_index(index:Index, folder) -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f'.{final.name}.tmp-'))
     try:
-        _write_jsonl(tmp/'passages.jsonl', ({'id': p.id, 'doc_id': p.doc_id, 'lang': p.lang, 'title': p.title, 'text': p.text}
-                                             for p in index.passages.values()))
-        _write_jsonl(tmp/'chunks.jsonl', ([c.id, c.passage_id, c.strategy, c.start, c.end, c.context_start, c.context_end]
-                                           for c in index.chunks))
+        _write_jsonl(tmp/'passages.jsonl',
+                     ({'id': p.id, 'doc_id': p.doc_id, 'lang': p.lang, 'title': p.title, 'text': p.text}
+                      for p in index.passages.values()))
+        _write_jsonl(tmp/'chunks.jsonl',
+                     ([c.id, c.passage_id, c.strategy, c.start, c.end, c.context_start, c.context_end]
+                      for c in index.chunks))
         for lang, li in index.langs.items():
             li.bm25.save(tmp/f'bm25_{lang}')
             for strategy, dense in li.dense.items():
@@ -171,7 +179,8 @@ def _read_manifest(folder:Path) -> dict:
     if not folder.is_dir(): raise IndexLoadError(f'no index at {folder}: build it first (voicerag-build)')
     if not path.exists(): raise IndexLoadError(f'{folder} has no manifest.json: the index is incomplete; rebuild it')
     try: manifest = json.loads(path.read_text(encoding='utf-8'))
-    except (ValueError, UnicodeDecodeError) as e: raise IndexLoadError(f'{path} is not valid JSON ({e}); rebuild the index') from None
+    except (ValueError, UnicodeDecodeError) as e: raise IndexLoadError(f'{path} is not valid JSON ({e}); '
+                                                                       'rebuild the index') from None
     if manifest.get('format') != INDEX_FORMAT:
         raise IndexLoadError(f'{path}: format {manifest.get("format")!r} is not {INDEX_FORMAT!r}; rebuild the index')
     return manifest
@@ -185,7 +194,8 @@ def verify_files(folder:Path, manifest:dict):
         if size != meta['bytes']:
             raise IndexLoadError(f'index file {rel} is {"truncated" if size < meta["bytes"] else "too long"}: '
                                  f'{size} bytes, the manifest says {meta["bytes"]}; rebuild the index')
-        if _sha256(p) != meta['sha256']: raise IndexLoadError(f'index file {rel} does not match its checksum: it was changed; rebuild the index')
+        if _sha256(p) != meta['sha256']: raise IndexLoadError(f'index file {rel} does not match its checksum: '
+                                                              'it was changed; rebuild the index')
 
 def load_index(folder, encoder_name:str|None=None, dense_backend:str|None=None) -> Index:
     "Load and verify an index; with `encoder_name`, refuse an index built with another encoder."
@@ -228,13 +238,14 @@ def _forced_plan(plan:Plan, mode:str, dense_weight:float) -> Plan:
     "The router's plan overridden for a measurement mode."
     if mode == 'dense': return Plan(plan.query_scripts, plan.qtype, True, False, {'dense': 1.0}, 'single', 'mode dense')
     if mode == 'bm25': return Plan(plan.query_scripts, plan.qtype, False, True, {'bm25': 1.0}, 'single', 'mode bm25')
-    return Plan(plan.query_scripts, plan.qtype, True, True, {'dense': dense_weight, 'bm25': 1 - dense_weight}, mode, f'mode {mode}')
+    return Plan(plan.query_scripts, plan.qtype, True, True, {'dense': dense_weight, 'bm25': 1 - dense_weight}, mode,
+                f'mode {mode}')
 
 def best_per_doc(ranking:Ranking, global_rows:np.ndarray, doc_of_row:np.ndarray) -> tuple[Ranking, dict[int, int]]:
     "Collapse a chunk ranking (local rows) to documents: each document's best score, and the global row that earned it."
     rows = global_rows[ranking.rows]
     docs = doc_of_row[rows]
-    _, first = np.unique(docs, return_index=True)          # rankings are sorted best first: first occurrence is the best
+    _, first = np.unique(docs, return_index=True)         # rankings are sorted best first: first occurrence is the best
     return ranking_from(docs[first], ranking.scores[first]), dict(zip(docs[first].tolist(), rows[first].tolist()))
 
 def note_evidence(evidence:dict, docs:Ranking, rows:dict[int, int], priority:int):
@@ -260,7 +271,8 @@ class Retriever:
         if encoder.name != built_with:
             raise IndexLoadError(f'index {index.name} was built with encoder {built_with!r}, not {encoder.name!r}')
         self.encoder = encoder
-        self.at_once = max((len(d) for li in index.langs.values() for d in li.dense.values()), default=0) >= ANN_MIN_ROWS
+        self.at_once = (max((len(d) for li in index.langs.values() for d in li.dense.values()), default=0)
+                        >= ANN_MIN_ROWS)
 
     def plan(self, query:str, lang:str, mode:str='routed') -> Plan:
         "The retrieval plan for `query` on the sub-index of passage language `lang`."
@@ -291,12 +303,14 @@ class Retriever:
         return Search(hits, plans, qvec, confidence, t.ms)
 
     def _chunk_rankings(self, query:str, qvec, plans:dict, depth:int) -> dict:
-        "Every chunk ranking the plans ask for, keyed ('bm25', lang) and ('dense', lang, strategy); searched at the same time (`concurrently`) when `at_once`."
+        """Every chunk ranking the plans ask for, keyed ('bm25', lang) and ('dense', lang, strategy); searched at the
+        same time (`concurrently`) when `at_once`."""
         calls = {}
         for lang, plan in plans.items():
             li = self.index.langs[lang]
             if plan.use_bm25: calls['bm25', lang] = partial(li.bm25.search, query, depth)
-            if plan.use_dense: calls.update({('dense', lang, s): partial(li.dense[s].search, qvec, depth) for s in self.index.strategies})
+            if plan.use_dense: calls.update({('dense', lang, s): partial(li.dense[s].search, qvec, depth)
+                                             for s in self.index.strategies})
         return dict(zip(calls, concurrently(list(calls.values()), self.at_once)))
 
     def _bm25(self, lang:str, chunks:Ranking, evidence:dict) -> Ranking:
@@ -312,7 +326,8 @@ class Retriever:
             docs, rows = best_per_doc(found['dense', lang, strategy], li.rows[strategy], self.index.doc_of_row)
             per_strategy[strategy] = (docs, w / total)
             note_evidence(evidence, docs, rows, priority=2 if strategy == self.index.strategies[0] else 1)
-        return fuse({s: d for s, (d, _) in per_strategy.items()}, {s: w for s, (_, w) in per_strategy.items()}, 'weighted')
+        return fuse({s: d for s, (d, _) in per_strategy.items()},
+                    {s: w for s, (_, w) in per_strategy.items()}, 'weighted')
 
     def _resolve(self, fused:Ranking, per_lang:dict, evidence:dict, k:int) -> tuple[list[Hit], dict]:
         "The top `k` documents as hits, with absolute signals; the evidence names the matched chunk and version."
@@ -322,7 +337,8 @@ class Retriever:
         for rank, (d, score) in enumerate(zip(fused.rows[:k].tolist(), fused.scores[:k].tolist()), 1):
             c = self.index.chunks[evidence[d][2]]
             hits.append(Hit(c.doc_id, c.passage_id, c.id, float(score), rank,
-                            {'dense': lookup['dense'].get(d, 0.0), 'bm25_ratio': lookup['bm25'].get(d, 0.0), 'lang': c.lang}))
+                            {'dense': lookup['dense'].get(d, 0.0), 'bm25_ratio': lookup['bm25'].get(d, 0.0),
+                             'lang': c.lang}))
         scores = fused.scores
         confidence = {'top_score': float(scores[0]) if len(scores) else 0.0,
                       'margin': float(scores[0] - (scores[1] if len(scores) > 1 else 0.0)) if len(scores) else 0.0,
@@ -335,7 +351,8 @@ _PROCESS_LOCK = threading.Lock()
 _BLAS_LIMIT: dict = {}                      # {'threads': n, 'limiter': threadpoolctl's handle} once set
 
 def limit_blas_threads(threads:int) -> None:
-    "Limit BLAS to `threads` threads for the whole process (0 leaves it alone); the serving assembly calls it, once per value."
+    """Limit BLAS to `threads` threads for the whole process (0 leaves it alone); the serving assembly calls it, once
+    per value."""
     if not threads: return
     with _PROCESS_LOCK:
         if _BLAS_LIMIT.get('threads') == threads: return
@@ -344,12 +361,15 @@ def limit_blas_threads(threads:int) -> None:
 _DERIVED: dict[tuple[int, str], tuple] = {}
 
 def derived(index, name:str, build):
-    "`build(index)`, computed once per index under a lock and kept while the index lives (thread-safe, no state on the index)."
+    """`build(index)`, computed once per index under a lock and kept while the index lives (thread-safe, no state on the
+    index)."""
     key = (id(index), name)
     entry = _DERIVED.get(key)
     if entry is not None and entry[0]() is index: return entry[1]     # the question path: built already, no lock taken
     with _PROCESS_LOCK:
         entry = _DERIVED.get(key)
         if entry is None or entry[0]() is not index:
-            entry = _DERIVED[key] = (weakref.ref(index, lambda _, key=key, cache=_DERIVED: cache.pop(key, None)), build(index))   # bound: at exit the global is gone
+            # bound: at exit the global is gone
+            entry = _DERIVED[key] = (weakref.ref(index, lambda _, key=key, cache=_DERIVED: cache.pop(key, None)),
+                                     build(index))
         return entry[1]

@@ -38,13 +38,15 @@ def _doc_rows(local_rows:np.ndarray, doc_of_row:np.ndarray, n_docs:int) -> list[
 
 class CandidateFeaturizer:
     "Per-candidate feature rows for a `Search` over one `Index`; the per-index arrays are built once."
-    BASE = ('fused', 'fused_gap', 'dense', 'dense_gap', 'bm25_ratio', 'log_rank', 'lexical', 'title', 'numbers', 'log_length', 'script_match')
+    BASE = ('fused', 'fused_gap', 'dense', 'dense_gap', 'bm25_ratio', 'log_rank', 'lexical', 'title', 'numbers',
+            'log_length', 'script_match')
 
     def __init__(self, index):
         self.index, self.strategies = index, list(index.strategies)
         self.doc_number = {d: i for i, d in enumerate(index.doc_ids)}
         n = len(index.doc_ids)
-        self.rows = {(lang, s): _doc_rows(li.rows[s], index.doc_of_row, n) for lang, li in index.langs.items() for s in self.strategies}
+        self.rows = {(lang, s): _doc_rows(li.rows[s], index.doc_of_row, n)
+                     for lang, li in index.langs.items() for s in self.strategies}
         self.vectors = {(lang, s): li.dense[s].vectors for lang, li in index.langs.items() for s in self.strategies}
         words = {pid: tokenize(p.text) for pid, p in index.passages.items()}
         self.tokens = {pid: frozenset(w) for pid, w in words.items()}
@@ -85,9 +87,11 @@ class CandidateFeaturizer:
         def share(found): return len(q_tokens & found) / len(q_tokens) if q_tokens else 0.0
         lexical = np.array([share(self.tokens[h.passage_id]) for h in hits])
         title = np.array([share(self.title_tokens[h.passage_id]) for h in hits])
-        numbers = np.array([len(q_numbers & self.numbers[h.passage_id]) / len(q_numbers) if q_numbers else 0.0 for h in hits])
+        numbers = np.array([len(q_numbers & self.numbers[h.passage_id]) / len(q_numbers) if q_numbers else 0.0
+                            for h in hits])
         match = np.array([float(self.script_of.get(h.signals.get('lang')) == q_script) for h in hits])
-        cols = [fused, fused.max() - fused, dense, dense.max() - dense, np.array([h.signals.get('bm25_ratio', 0.0) for h in hits]),
+        cols = [fused, fused.max() - fused, dense, dense.max() - dense,
+                np.array([h.signals.get('bm25_ratio', 0.0) for h in hits]),
                 np.log(np.arange(1, len(hits) + 1)), lexical, title, numbers,
                 np.log1p([self.length[h.passage_id] for h in hits]), match]
         for j in range(len(self.strategies)):
@@ -99,7 +103,8 @@ class CandidateFeaturizer:
         return np.hstack([base, base[:, keep] * cross])
 
 def featurizer_for(index) -> CandidateFeaturizer:
-    "The `CandidateFeaturizer` of `index`, built on first use (once, thread-safe: `voicerag.retrieval.index.derived`) and kept while the index lives."
+    """The `CandidateFeaturizer` of `index`, built on first use (once, thread-safe: `voicerag.retrieval.index.derived`)
+    and kept while the index lives."""
     return derived(index, 'featurizer', CandidateFeaturizer)
 
 # %% ../../nbs/retrieval/10_rerank.ipynb #25acbdff
@@ -133,7 +138,8 @@ class CandidateLists:
     def head(self, depth:int) -> CandidateLists:
         "Every list cut to its first `depth` candidates (what a shallower search would have re-ranked)."
         sizes = np.minimum(np.diff(self.starts), depth)
-        rows = np.concatenate([np.arange(a, a + n) for a, n in zip(self.starts[:-1], sizes)]) if len(self) else np.zeros(0, np.int64)
+        rows = (np.concatenate([np.arange(a, a + n) for a, n in zip(self.starts[:-1], sizes)]) if len(self)
+                else np.zeros(0, np.int64))
         return CandidateLists(self.X[rows], self.labels[rows], np.r_[0, np.cumsum(sizes)].astype(np.int64),
                               [d[:depth] for d in self.docs], self.qids, self.keys, self.names, self.relevant)
 
@@ -167,10 +173,13 @@ def collect_lists(retriever, dataset, direction:str, depth:int=30, progress:bool
         rel = dataset.qrels.relevant(q.id)
         X.append(featurize(s, q.text)); sizes.append(len(s.hits))
         labels.append(np.array([float(h.doc_id in rel) for h in s.hits]))
-        docs.append([h.doc_id for h in s.hits]); keys.append(direction_key(retriever.index, q.text, langs)); relevant.append(rel)
+        docs.append([h.doc_id for h in s.hits]); keys.append(direction_key(retriever.index, q.text, langs))
+        relevant.append(rel)
     names = featurize.names
-    return CandidateLists(np.vstack(X) if X else np.zeros((0, len(names))), np.concatenate(labels) if labels else np.zeros(0),
-                          np.r_[0, np.cumsum(sizes)].astype(np.int64), docs, [q.id for q in queries], keys, names, relevant)
+    return CandidateLists(np.vstack(X) if X else np.zeros((0, len(names))),
+                          np.concatenate(labels) if labels else np.zeros(0),
+                          np.r_[0, np.cumsum(sizes)].astype(np.int64),
+                          docs, [q.id for q in queries], keys, names, relevant)
 
 # %% ../../nbs/retrieval/10_rerank.ipynb #4fdb9345
 def _list_softmax(scores:np.ndarray, starts:np.ndarray) -> np.ndarray:
@@ -191,11 +200,13 @@ def listwise_loss(w:np.ndarray, X:np.ndarray, labels:np.ndarray, starts:np.ndarr
     t = _targets(labels, starts)
     return float(-(t * np.log(np.maximum(p, 1e-300))).sum() / (len(starts) - 1) + l2 / 2 * w @ w)
 
-def fit_listwise(X:np.ndarray, labels:np.ndarray, starts:np.ndarray, l2:float=1e-3, max_iter:int=50, tol:float=1e-9) -> np.ndarray:
+def fit_listwise(X:np.ndarray, labels:np.ndarray, starts:np.ndarray, l2:float=1e-3, max_iter:int=50,
+                 tol:float=1e-9) -> np.ndarray:
     "Weights minimizing `listwise_loss` (standardized `X`; every list holds a relevant row), by damped Newton steps."
     sizes = np.diff(starts)
     if not len(sizes) or (sizes == 0).any(): raise ValueError('fit_listwise needs non-empty lists')
-    if (np.add.reduceat(labels, starts[:-1]) <= 0).any(): raise ValueError('every training list needs a relevant candidate')
+    if (np.add.reduceat(labels, starts[:-1]) <= 0).any(): raise ValueError('every training list needs a relevant '
+                                                                           'candidate')
     n, d = len(sizes), X.shape[1]
     t, w = _targets(labels, starts), np.zeros(d)
     loss = listwise_loss(w, X, labels, starts, l2)
@@ -206,7 +217,8 @@ def fit_listwise(X:np.ndarray, labels:np.ndarray, starts:np.ndarray, l2:float=1e
         hess = ((X * p[:, None]).T @ X - m.T @ m) / n + l2 * np.eye(d)
         step = np.linalg.solve(hess + 1e-12 * np.eye(d), grad)
         rate = 1.0
-        while (new := listwise_loss(w - rate * step, X, labels, starts, l2)) > loss - 1e-4 * rate * grad @ step and rate > 1e-8:
+        while ((new := listwise_loss(w - rate * step, X, labels, starts, l2)) > loss - 1e-4 * rate * grad @ step
+               and rate > 1e-8):
             rate /= 2
         w, improved = w - rate * step, loss - new
         loss = new
@@ -247,7 +259,8 @@ class Reranker:
     def to_dict(self) -> dict:
         return {'format': RERANK_FORMAT, 'features': list(self.features), 'weights': self.weights.tolist(),
                 'mean': self.mean.tolist(), 'std': self.std.tolist(), 'encoder': self.encoder,
-                'corpus_checksum': self.corpus_checksum, 'depth': self.depth, 'apply': dict(self.apply), 'meta': self.meta}
+                'corpus_checksum': self.corpus_checksum, 'depth': self.depth, 'apply': dict(self.apply),
+                'meta': self.meta}
 
     def save(self, path) -> Path: return atomic_write_json(path, self.to_dict())
 
@@ -258,9 +271,11 @@ class Reranker:
         if not path.exists(): raise IndexLoadError(f'no re-ranker at {path}: train it in 10_rerank')
         try:
             d = json.loads(path.read_text(encoding='utf-8'))
-            if d.get('format') != RERANK_FORMAT: raise ValueError(f'format {d.get("format")!r} is not {RERANK_FORMAT!r}')
+            if d.get('format') != RERANK_FORMAT: raise ValueError(f'format {d.get("format")!r} is not '
+                                                                  f'{RERANK_FORMAT!r}')
             arrays = [np.asarray(d[k], dtype=np.float64) for k in ('weights', 'mean', 'std')]
-            if any(a.shape != (len(d['features']),) for a in arrays): raise ValueError('weights, mean and std must have one value per feature')
+            if any(a.shape != (len(d['features']),) for a in arrays): raise ValueError('weights, mean and std must '
+                                                                                       'have one value per feature')
             model = cls(tuple(d['features']), *arrays, d['encoder'], d['corpus_checksum'], int(d['depth']),
                         {k: bool(v) for k, v in d['apply'].items()}, d.get('meta', {}))
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
@@ -272,7 +287,8 @@ class Reranker:
         "Raise `IndexLoadError` unless this model was trained on `index` (same encoder and corpus)."
         encoder, checksum = index.manifest['encoder']['name'], index.manifest['corpus']['checksum']
         if self.encoder != encoder:
-            raise IndexLoadError(f'{source} was trained for encoder {self.encoder!r}, but index {index.name} uses {encoder!r}: retrain it')
+            raise IndexLoadError(f'{source} was trained for encoder {self.encoder!r}, but index {index.name} uses '
+                                 f'{encoder!r}: retrain it')
         if self.corpus_checksum != checksum:
             raise IndexLoadError(f'{source} was trained on another corpus (checksum {self.corpus_checksum[:12]}...) '
                                  f'than index {index.name} ({checksum[:12]}...): retrain it')
@@ -287,10 +303,12 @@ def rerank_hits(hits:list, scores:np.ndarray, k:int) -> tuple[list, np.ndarray]:
            for r, i in enumerate(order.tolist(), 1)]
     return out, p[order]
 
-RERANK_CONFIDENCE = ('reranked', 'rerank_top', 'rerank_margin')    # added to every Search.confidence of a RerankingRetriever
+# added to every Search.confidence of a RerankingRetriever
+RERANK_CONFIDENCE = ('reranked', 'rerank_top', 'rerank_margin')
 
 def rerank_confidence(p:np.ndarray|None) -> dict:
-    "The `RERANK_CONFIDENCE` keys: from the re-ranked probabilities `p` (best first), or `None` values when nothing was re-ranked."
+    """The `RERANK_CONFIDENCE` keys: from the re-ranked probabilities `p` (best first), or `None` values when nothing
+    was re-ranked."""
     if p is None: return {'reranked': False, 'rerank_top': None, 'rerank_margin': None}
     return {'reranked': True, 'rerank_top': float(p[0]) if len(p) else 0.0,
             'rerank_margin': float(p[0] - (p[1] if len(p) > 1 else 0.0)) if len(p) else 0.0}
@@ -311,7 +329,8 @@ class RerankingRetriever:
     encoder = property(lambda self: self.retriever.encoder, lambda self, e: setattr(self.retriever, 'encoder', e))
 
     def search(self, query:str, k:int|None=None, langs=None, mode:str='routed') -> Search:
-        "The retriever's search; in routed mode and an applied direction, its top `depth` re-ranked down to `k`. Either way the confidence has `RERANK_CONFIDENCE`."
+        """The retriever's search; in routed mode and an applied direction, its top `depth` re-ranked down to `k`.
+        Either way the confidence has `RERANK_CONFIDENCE`."""
         k = k or self.config.top_k
         if mode != 'routed' or not self.reranker.applies(direction_key(self.index, query, langs)):
             s = self.retriever.search(query, k=k, langs=langs, mode=mode)
@@ -327,7 +346,8 @@ def load_reranking_retriever(retriever, path, depth:int|None=None) -> RerankingR
     return RerankingRetriever(retriever, Reranker.load(path, retriever.index), depth)
 
 def rerank_path(config) -> Path:
-    "Where the re-ranker of the index `config` names is kept (`voicerag.paths.fitted_path`): in the package for the default index."
+    """Where the re-ranker of the index `config` names is kept (`voicerag.paths.fitted_path`): in the package for the
+    default index."""
     return fitted_path(config, 'rerank')
 
 def reranker_fingerprint(retriever) -> str|None:
@@ -335,7 +355,8 @@ def reranker_fingerprint(retriever) -> str|None:
     reranker = getattr(retriever, 'reranker', None)
     if reranker is None: return None
     d = reranker.to_dict()
-    return hashlib.sha256(json.dumps([d['features'], d['weights'], d['mean'], d['std'], d['apply']]).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps([d['features'], d['weights'], d['mean'], d['std'],
+                                      d['apply']]).encode()).hexdigest()[:16]
 
 # %% ../../nbs/retrieval/10_rerank.ipynb #d82dfd94
 from ..metrics import mrr_at_k, recall_at_k

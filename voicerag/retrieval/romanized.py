@@ -19,7 +19,8 @@ __all__ = ['HINDI_WORDS', 'ENGLISH_LOOKALIKES', 'HINDI_MARKERS', 'ENGLISH_MARKER
 # %% ../../nbs/retrieval/08a_romanized.ipynb #1b4ed519
 _CONSONANTS = dict(zip('कखगघङचछजझञटठडढणतथदधनपफबभमयरलवशषसहळ',
                        'k kh g gh n ch chh j jh n t th d dh n t th d dh n p ph b bh m y r l v sh sh s h l'.split()))
-_CONSONANTS.update({'क़': 'q', 'ख़': 'kh', 'ग़': 'g', 'ज़': 'z', 'ड़': 'd', 'ढ़': 'dh', 'फ़': 'f', 'य़': 'y', 'ऩ': 'n', 'ऱ': 'r'})
+_CONSONANTS.update({'क़': 'q', 'ख़': 'kh', 'ग़': 'g', 'ज़': 'z', 'ड़': 'd', 'ढ़': 'dh', 'फ़': 'f', 'य़': 'y', 'ऩ': 'n',
+                    'ऱ': 'r'})
 _NUKTA_OF = {'क': 'क़', 'ख': 'ख़', 'ग': 'ग़', 'ज': 'ज़', 'ड': 'ड़', 'ढ': 'ढ़', 'फ': 'फ़', 'य': 'य़', 'न': 'ऩ', 'र': 'ऱ'}
 _VOWELS = dict(zip('अआइईउऊऋएऐओऔऑऍॲ', 'a aa i ii u uu ri e ai o au o e a'.split()))
 _MATRAS = dict(zip('ािीुूृेैोौॉॅॆॊ', 'aa i ii u uu ri e ai o au o e e o'.split()))
@@ -28,7 +29,8 @@ _DIGITS = dict(zip('०१२३४५६७८९', '0123456789'))
 _VIRAMA, _NUKTA = '्', '़'
 
 def romanize_word(word:str) -> str:
-    "One Devanagari word in plain Latin letters as Hindi is typed: inherent 'a' after each bare consonant but the last (कब -> kab), long vowels doubled."
+    """One Devanagari word in plain Latin letters as Hindi is typed: inherent 'a' after each bare consonant but the last
+    (कब -> kab), long vowels doubled."""
     out, pending = [], False           # pending: the last consonant still carries its inherent 'a'
     chars = list(word)
     for i, ch in enumerate(chars):
@@ -42,7 +44,8 @@ def romanize_word(word:str) -> str:
         else:
             if pending: out.append('a')
             pending = False
-            out.append(_VOWELS.get(ch) or _SIGNS.get(ch) or _DIGITS.get(ch) or ('' if '\u0900' <= ch <= '\u097f' else ch))
+            out.append(_VOWELS.get(ch) or _SIGNS.get(ch) or _DIGITS.get(ch)
+                       or ('' if '\u0900' <= ch <= '\u097f' else ch))
     if pending and len(out) == 1: out.append('a')        # a one-letter word keeps its vowel (न -> na)
     return ''.join(out)
 
@@ -55,7 +58,8 @@ _ASPIRATE = re.compile(r'([^aeiouh])h')
 _REPEAT = re.compile(r'(.)\1+')
 
 def skeleton(word:str) -> str:
-    "A key that spellings of one Hindi word share: aspiration, vowel length, w/v, z/j, f/ph, doubled letters and every 'a' after the first letter are dropped."
+    """A key that spellings of one Hindi word share: aspiration, vowel length, w/v, z/j, f/ph, doubled letters and every
+    'a' after the first letter are dropped."""
     s = _NOT_LETTER.sub('', word.lower())
     if not s: return ''
     s = s.replace('x', 'ks').replace('q', 'k').replace('w', 'v').replace('z', 'j').replace('f', 'p')
@@ -66,30 +70,35 @@ def skeleton(word:str) -> str:
 
 # %% ../../nbs/retrieval/08a_romanized.ipynb #fa79876e
 HINDI_WORDS = {
-    'kya': 'क्या', 'kyaa': 'क्या', 'kaa': 'का', 'kii': 'की', 'kee': 'की', 'sa': 'सा', 'si': 'सी', 'see': 'सी', 'h': 'है', 'kia': 'क्या', 'kab': 'कब', 'kb': 'कब', 'kaun': 'कौन', 'kon': 'कौन', 'koun': 'कौन',
-    'kaunsa': 'कौन सा', 'konsa': 'कौन सा', 'kaunsi': 'कौन सी', 'konsi': 'कौन सी', 'kaunse': 'कौन से', 'konse': 'कौन से',
-    'kitne': 'कितने', 'kitna': 'कितना', 'kitni': 'कितनी', 'kahan': 'कहाँ', 'kahaan': 'कहाँ', 'kaha': 'कहाँ', 'kidhar': 'किधर',
-    'kaise': 'कैसे', 'kese': 'कैसे', 'kaisa': 'कैसा', 'kaisi': 'कैसी', 'kyon': 'क्यों', 'kyun': 'क्यों', 'kyu': 'क्यों', 'kyoun': 'क्यों',
-    'kis': 'किस', 'kisne': 'किसने', 'kise': 'किसे', 'kisko': 'किसको', 'kiske': 'किसके', 'kiska': 'किसका', 'kiski': 'किसकी', 'kisse': 'किससे',
-    'hai': 'है', 'hain': 'हैं', 'hay': 'है', 'tha': 'था', 'thi': 'थी', 'the': 'थे', 'thaa': 'था', 'hota': 'होता', 'hoti': 'होती',
-    'hote': 'होते', 'hua': 'हुआ', 'hui': 'हुई', 'hue': 'हुए', 'huye': 'हुए', 'hoga': 'होगा', 'ka': 'का', 'ki': 'की', 'ke': 'के',
-    'ko': 'को', 'se': 'से', 'mein': 'में', 'me': 'में', 'mai': 'में', 'main': 'में', 'mei': 'में', 'par': 'पर', 'pe': 'पर',
-    'ne': 'ने', 'aur': 'और', 'or': 'और', 'ya': 'या', 'bhi': 'भी', 'nahi': 'नहीं', 'nahin': 'नहीं', 'naam': 'नाम', 'nam': 'नाम',
-    'sabse': 'सबसे', 'pehla': 'पहला', 'pehle': 'पहले', 'pehli': 'पहली', 'pahla': 'पहला', 'pahle': 'पहले', 'pahli': 'पहली',
-    'saal': 'साल', 'sal': 'साल', 'gaya': 'गया', 'gayi': 'गई', 'gai': 'गई', 'gaye': 'गए', 'kiya': 'किया', 'kiye': 'किए',
-    'kari': 'की', 'karta': 'करता', 'karti': 'करती', 'karte': 'करते', 'wala': 'वाला', 'wale': 'वाले', 'wali': 'वाली',
-    'liye': 'लिए', 'liya': 'लिया', 'baad': 'बाद', 'jata': 'जाता', 'jati': 'जाती', 'jate': 'जाते', 'kehte': 'कहते', 'kahte': 'कहते',
-    'yeh': 'यह', 'ye': 'यह', 'woh': 'वह', 'wo': 'वह', 'vo': 'वह', 'kuch': 'कुछ', 'tak': 'तक', 'dwara': 'द्वारा', 'sath': 'साथ',
-    'saath': 'साथ', 'bata': 'बता', 'batao': 'बताओ', 'bataye': 'बताएं', 'diya': 'दिया', 'di': 'दी', 'diye': 'दिए', 'mila': 'मिला',
-    'mili': 'मिली', 'bana': 'बना', 'bani': 'बनी', 'bane': 'बने', 'banaya': 'बनाया', 'banayi': 'बनाई', 'zyada': 'ज़्यादा',
-    'jyada': 'ज़्यादा', 'jada': 'ज़्यादा', 'kam': 'कम', 'din': 'दिन',
+    'kya': 'क्या', 'kyaa': 'क्या', 'kaa': 'का', 'kii': 'की', 'kee': 'की', 'sa': 'सा', 'si': 'सी', 'see': 'सी',
+    'h': 'है', 'kia': 'क्या', 'kab': 'कब', 'kb': 'कब', 'kaun': 'कौन', 'kon': 'कौन', 'koun': 'कौन', 'kaunsa': 'कौन सा',
+    'konsa': 'कौन सा', 'kaunsi': 'कौन सी', 'konsi': 'कौन सी', 'kaunse': 'कौन से', 'konse': 'कौन से', 'kitne': 'कितने',
+    'kitna': 'कितना', 'kitni': 'कितनी', 'kahan': 'कहाँ', 'kahaan': 'कहाँ', 'kaha': 'कहाँ', 'kidhar': 'किधर',
+    'kaise': 'कैसे', 'kese': 'कैसे', 'kaisa': 'कैसा', 'kaisi': 'कैसी', 'kyon': 'क्यों', 'kyun': 'क्यों', 'kyu': 'क्यों',
+    'kyoun': 'क्यों', 'kis': 'किस', 'kisne': 'किसने', 'kise': 'किसे', 'kisko': 'किसको', 'kiske': 'किसके',
+    'kiska': 'किसका', 'kiski': 'किसकी', 'kisse': 'किससे', 'hai': 'है', 'hain': 'हैं', 'hay': 'है', 'tha': 'था',
+    'thi': 'थी', 'the': 'थे', 'thaa': 'था', 'hota': 'होता', 'hoti': 'होती', 'hote': 'होते', 'hua': 'हुआ', 'hui': 'हुई',
+    'hue': 'हुए', 'huye': 'हुए', 'hoga': 'होगा', 'ka': 'का', 'ki': 'की', 'ke': 'के', 'ko': 'को', 'se': 'से',
+    'mein': 'में', 'me': 'में', 'mai': 'में', 'main': 'में', 'mei': 'में', 'par': 'पर', 'pe': 'पर', 'ne': 'ने',
+    'aur': 'और', 'or': 'और', 'ya': 'या', 'bhi': 'भी', 'nahi': 'नहीं', 'nahin': 'नहीं', 'naam': 'नाम', 'nam': 'नाम',
+    'sabse': 'सबसे', 'pehla': 'पहला', 'pehle': 'पहले', 'pehli': 'पहली', 'pahla': 'पहला', 'pahle': 'पहले',
+    'pahli': 'पहली', 'saal': 'साल', 'sal': 'साल', 'gaya': 'गया', 'gayi': 'गई', 'gai': 'गई', 'gaye': 'गए',
+    'kiya': 'किया', 'kiye': 'किए', 'kari': 'की', 'karta': 'करता', 'karti': 'करती', 'karte': 'करते', 'wala': 'वाला',
+    'wale': 'वाले', 'wali': 'वाली', 'liye': 'लिए', 'liya': 'लिया', 'baad': 'बाद', 'jata': 'जाता', 'jati': 'जाती',
+    'jate': 'जाते', 'kehte': 'कहते', 'kahte': 'कहते', 'yeh': 'यह', 'ye': 'यह', 'woh': 'वह', 'wo': 'वह', 'vo': 'वह',
+    'kuch': 'कुछ', 'tak': 'तक', 'dwara': 'द्वारा', 'sath': 'साथ', 'saath': 'साथ', 'bata': 'बता', 'batao': 'बताओ',
+    'bataye': 'बताएं', 'diya': 'दिया', 'di': 'दी', 'diye': 'दिए', 'mila': 'मिला', 'mili': 'मिली', 'bana': 'बना',
+    'bani': 'बनी', 'bane': 'बने', 'banaya': 'बनाया', 'banayi': 'बनाई', 'zyada': 'ज़्यादा', 'jyada': 'ज़्यादा',
+    'jada': 'ज़्यादा', 'kam': 'कम', 'din': 'दिन',
 }
 
 # English words that also spell Hindi words (some of them in HINDI_WORDS above): not evidence of Hindi on their own
-ENGLISH_LOOKALIKES = frozenset('the me he main or par pe to in is us hi ho do a an di din kam bata bane mail sal ya hay'.split())
+ENGLISH_LOOKALIKES = frozenset(('the me he main or par pe to in is us hi ho do a an '
+                                'di din kam bata bane mail sal ya hay').split())
 HINDI_MARKERS = frozenset(HINDI_WORDS) - ENGLISH_LOOKALIKES
-ENGLISH_MARKERS = frozenset("""the of what who whom whose when where which why how is was are were did does do a an to for and by with
-from that this his her its their has have had be been in on at as into than many much name named called""".split())
+ENGLISH_MARKERS = frozenset("""the of what who whom whose when where which why how is was are were did does do a an
+to for and by with from that this his her its their has have had be been in on at as
+into than many much name named called""".split())
 
 # %% ../../nbs/retrieval/08a_romanized.ipynb #31ca9e6e
 _DEVANAGARI_CHAR = regex.compile(r'[\u0900-\u097f]')
@@ -118,7 +127,8 @@ def word_shares(words) -> dict[str, float]:
 
 @dataclass
 class Transliterator:
-    "Latin-script Hindi to Devanagari through a corpus's Hindi words: a typed word becomes the corpus word whose skeleton it shares, or nearly shares, unless it is more an English word than that Hindi one."
+    """Latin-script Hindi to Devanagari through a corpus's Hindi words: a typed word becomes the corpus word whose
+    skeleton it shares, or nearly shares, unless it is more an English word than that Hindi one."""
     words: dict                  # skeleton -> the Devanagari word most often spelled with it
     grams: dict                  # trigram -> skeletons holding it
     english: dict = field(default_factory=dict)   # Latin word of the English passages -> its share of their words
@@ -129,7 +139,8 @@ class Transliterator:
 
     @classmethod
     def from_texts(cls, texts, english_texts=(), **kw) -> 'Transliterator':
-        "The dictionary of the Devanagari words in `texts` (the Hindi passages), and the English words of `english_texts`."
+        """The dictionary of the Devanagari words in `texts` (the Hindi passages), and the English words of
+        `english_texts`."""
         seen = Counter(w for text in texts for w in tokenize(normalize(text)) if _DEVANAGARI_CHAR.search(w))
         counts = defaultdict(Counter)
         for w, n in seen.items():
@@ -140,11 +151,13 @@ class Transliterator:
         for k in words:
             if len(k) >= kw.get('min_fuzzy_len', cls.min_fuzzy_len):
                 for g in trigrams(k): grams[g].append(k)
-        english = word_shares(w.lower() for text in english_texts for w in tokenize(normalize(text)) if _LATIN_RUN.fullmatch(w))
+        english = word_shares(w.lower() for text in english_texts for w in tokenize(normalize(text))
+                              if _LATIN_RUN.fullmatch(w))
         return cls(words, dict(grams), english, word_shares(seen.elements()), **kw)
 
     def reading(self, token:str) -> str|None:
-        "The Devanagari reading of one Latin word: the common-word table, the corpus word of its skeleton, the nearest one by trigrams, else None."
+        """The Devanagari reading of one Latin word: the common-word table, the corpus word of its skeleton, the nearest
+        one by trigrams, else None."""
         low = token.lower()
         if low in HINDI_WORDS: return HINDI_WORDS[low]
         key = skeleton(low)
@@ -153,7 +166,8 @@ class Transliterator:
         return self._nearest(key) if len(key) >= self.min_fuzzy_len else None
 
     def word(self, token:str) -> str|None:
-        "The Devanagari for one Latin word, or None to keep it as typed: its `reading`, unless the word is more common among the English passages' words than the reading among the Hindi ones (times `english_ratio`)."
+        """The Devanagari for one Latin word, or None to keep it as typed: its `reading`, unless the word is more common
+        among the English passages' words than the reading among the Hindi ones (times `english_ratio`)."""
         found = self.reading(token)
         if found is None or token.lower() in HINDI_WORDS: return found
         english = self.english.get(token.lower(), 0.0)
@@ -169,13 +183,16 @@ class Transliterator:
         return self.words[best] if best is not None and score >= self.min_similarity else None
 
     def __call__(self, text:str) -> str:
-        "`text` with every Latin word the dictionary reads as Hindi written in Devanagari; the rest (names, numbers, English) as typed."
+        """`text` with every Latin word the dictionary reads as Hindi written in Devanagari; the rest (names, numbers,
+        English) as typed."""
         return _LATIN_RUN.sub(lambda m: self.word(m.group()) or m.group(), text)
 
 def hindi_transliterator(index) -> Transliterator:
-    "The `Transliterator` of an index's passages (anything with `.passages`, a dict of `Passage`): the Hindi ones its dictionary, the English ones its English words; empty when it holds none."
+    """The `Transliterator` of an index's passages (anything with `.passages`, a dict of `Passage`): the Hindi ones its
+    dictionary, the English ones its English words; empty when it holds none."""
     passages = list(index.passages.values())
-    return Transliterator.from_texts((p.text for p in passages if p.lang == 'hi'), (p.text for p in passages if p.lang == 'en'))
+    return Transliterator.from_texts((p.text for p in passages if p.lang == 'hi'),
+                                     (p.text for p in passages if p.lang == 'en'))
 
 _DEVANAGARI_RUN = regex.compile(r'[\u0900-\u0963\u0966-\u097f]+')
 
@@ -188,7 +205,8 @@ SOUND_NGRAMS = (3, 5)       # the n-gram lengths of `SoundIndex`
 _word_skeleton = lru_cache(maxsize=1 << 16)(skeleton)     # a corpus repeats its words: each one's skeleton made once
 
 def sound_key(text:str) -> str:
-    "What `text` sounds like, as one string: its words in Latin letters (`romanize`), each reduced to its `skeleton`, run together without spaces."
+    """What `text` sounds like, as one string: its words in Latin letters (`romanize`), each reduced to its `skeleton`,
+    run together without spaces."""
     return ''.join(_word_skeleton(w) for w in _LATIN_RUN.findall(romanize(normalize(text)).lower()))
 
 def sound_grams(key:str) -> Counter:
@@ -206,7 +224,8 @@ def _tfidf(grams:Counter, vocab:dict, idf:list) -> dict:
 
 @dataclass
 class SoundIndex:
-    "Passages searched by how they sound: the cosine of TF-IDF vectors of the character n-grams of their `sound_key`s (one sparse column per n-gram)."
+    """Passages searched by how they sound: the cosine of TF-IDF vectors of the character n-grams of their `sound_key`s
+    (one sparse column per n-gram)."""
     ids: list               # passage ids, by row
     vocab: dict             # n-gram -> its column
     idf: list               # column -> inverse document frequency (smoothed)
@@ -228,7 +247,8 @@ class SoundIndex:
         cols = np.array(cols, dtype=np.int64)
         order = np.argsort(cols, kind='stable')
         indptr = np.searchsorted(cols[order], np.arange(len(vocab) + 1))
-        return cls(list(ids), vocab, idf, indptr, np.array(rows, dtype=np.int32)[order], np.array(weights, dtype=np.float32)[order])
+        return cls(list(ids), vocab, idf, indptr, np.array(rows, dtype=np.int32)[order],
+                   np.array(weights, dtype=np.float32)[order])
 
     def scores(self, text:str) -> np.ndarray:
         "The cosine of `text`'s sound to every row."
@@ -246,7 +266,8 @@ class SoundIndex:
         return [(self.ids[i], float(found[i])) for i in top if found[i] > 0]
 
     def closest_sentence(self, text:str, passage:str) -> tuple[int, int, float]|None:
-        "The sentence of `passage` that sounds most like `text`, as (start, end, cosine) with this index's idf; None when none shares a sound with it."
+        """The sentence of `passage` that sounds most like `text`, as (start, end, cosine) with this index's idf; None
+        when none shares a sound with it."""
         heard = _tfidf(sound_grams(sound_key(text)), self.vocab, self.idf)
         best = None
         for a, b in sentence_spans(passage) or [(0, len(passage))]:

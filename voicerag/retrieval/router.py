@@ -14,11 +14,15 @@ __all__ = ['question_type', 'romanized_hindi', 'Plan', 'route']
 
 # %% ../../nbs/retrieval/08_router.ipynb #158c0682
 _TYPE_RULES = [
-    ('NUMERIC',  r'\bhow (many|much|long|far|old|large|big|tall|high|often)\b|\bwhat (percentage|percent|number)\b|कितन[ेाीों]'),
-    ('TIME',     r'\bwhen\b|\bwhat (year|date|time|century|decade)\b|\bwhich (year|century|decade)\b|(?<!\S)कब(?!\S)|किस (वर्ष|साल|सदी|तारीख|दशक|समय)'),
-    ('LOCATION', r'\bwhere\b|\bwhat (country|city|state|place|region)\b|\bwhich (country|city|state|place|region)\b|कहा[ँं]|किस (देश|शहर|राज्य|जगह|स्थान|क्षेत्र)'),
+    ('NUMERIC',  r'\bhow (many|much|long|far|old|large|big|tall|high|often)\b|\bwhat (percentage|percent|number)\b'
+                 r'|कितन[ेाीों]'),
+    ('TIME',     r'\bwhen\b|\bwhat (year|date|time|century|decade)\b|\bwhich (year|century|decade)\b'
+                 r'|(?<!\S)कब(?!\S)|किस (वर्ष|साल|सदी|तारीख|दशक|समय)'),
+    ('LOCATION', r'\bwhere\b|\bwhat (country|city|state|place|region)\b|\bwhich (country|city|state|place|region)\b'
+                 r'|कहा[ँं]|किस (देश|शहर|राज्य|जगह|स्थान|क्षेत्र)'),
     ('PERSON',   r'\bwho(m|se)?\b|(?<!\S)कौन(?!\S)(?! सा| सी| से)|किसने|किसको|(?<!\S)किसे(?!\S)'),
-    ('DESCRIPTION', r'\bwhy\b|\bhow\b|\bdescribe\b|\bexplain\b|\bdefine\b|\bmeaning of\b|क्यों|कैसे|क्या है|का अर्थ|की परिभाषा'),
+    ('DESCRIPTION', r'\bwhy\b|\bhow\b|\bdescribe\b|\bexplain\b|\bdefine\b|\bmeaning of\b|क्यों|कैसे|क्या है|का अर्थ'
+                    r'|की परिभाषा'),
     ('ENTITY',   r'\bwhat\b|\bwhich\b|\bname\b|कौन सा|कौन सी|कौन से|(?<!\S)क्या(?!\S)|(?<!\S)किस(?!\S)'),
 ]
 _TYPE_PATTERNS = [(name, regex.compile(p, regex.IGNORECASE)) for name, p in _TYPE_RULES]
@@ -34,7 +38,8 @@ _ASCII_WORD = regex.compile(r'[a-z]+')
 _DEVANAGARI = regex.compile(r'[\u0900-\u097f]')
 
 def romanized_hindi(text:str) -> bool:
-    "Latin-script Hindi or Hinglish: no Devanagari, at least one Hindi word that is not also English, and more such words than English function words."
+    """Latin-script Hindi or Hinglish: no Devanagari, at least one Hindi word that is not also English, and more such
+    words than English function words."""
     if not isinstance(text, str) or _DEVANAGARI.search(text): return False
     words = _ASCII_WORD.findall(text.lower())
     hindi = sum(w in HINDI_MARKERS for w in words)

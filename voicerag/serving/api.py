@@ -7,40 +7,50 @@ from __future__ import annotations
 import asyncio, hmac, ipaddress, logging, os, threading, time, uuid
 import orjson
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, asynccontextmanager
 from dataclasses import asdict, dataclass
-from typing import Literal
-from ..core import Config, Result, State, VoiceragError, config_from, config_parser
+from typing import Annotated, Literal
+from ..core import Config, Result, State, VoiceragError
 from ..voice.stt import FinishStream, STTError, Unavailable, open_stream, transcriber_or_unavailable
-from fastapi import FastAPI, Request, Security, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Depends, FastAPI, Request, Security, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.background import BackgroundTask
+from starlette.requests import HTTPConnection
 
 _log = logging.getLogger('voicerag.serving.api')            # spelled out so the notebook logs under it too
 
 # %% auto #0
 __all__ = ['JSON_OPTIONS', 'AUDIO_TYPES', 'AUDIO_QUERY', 'ASK_RESPONSES', 'AUDIO_RESPONSES', 'ASK_REQUEST', 'AUDIO_REQUEST',
-           'ServeSettings', 'is_loopback', 'check_exposure', 'error_id', 'public_result', 'response_body',
-           'cited_passages', 'status_of', 'Busy', 'LoadFailure', 'Service', 'build_command', 'open_index',
-           'pipeline_loader', 'Metrics', 'AskRequest', 'CitationOut', 'ResultOut', 'Problem', 'Health', 'HealthFailed',
-           'Ready', 'NotReady', 'BodyError', 'read_body', 'media_type', 'parse_ask', 'check_audio_type', 'is_stop',
-           'audio_params', 'problems', 'create_app', 'ServerThread', 'serve', 'main']
+           'TOKEN_NEEDED', 'BEARER', 'Authorized', 'BUSY', 'ask_router', 'audio_router', 'INVALID_MESSAGE',
+           'stream_router', 'health_router', 'metrics_router', 'ERROR_HANDLERS', 'ServeSettings', 'is_loopback',
+           'check_exposure', 'error_id', 'public_result', 'response_body', 'cited_passages', 'status_of', 'Busy',
+           'LoadFailure', 'Service', 'build_command', 'open_index', 'pipeline_loader', 'Metrics', 'AskRequest',
+           'CitationOut', 'ResultOut', 'Problem', 'Health', 'HealthFailed', 'Ready', 'NotReady', 'BodyError',
+           'read_body', 'media_type', 'parse_ask', 'check_audio_type', 'is_stop', 'audio_params', 'problems', 'problem',
+           'denied', 'bearer_ok', 'token_given', 'bearer_scheme', 'Account', 'answer', 'passages_of', 'result_response',
+           'text_work', 'audio_work', 'ask', 'ask_audio', 'StreamCall', 'ask_stream', 'health', 'ready', 'prometheus',
+           'invalid_request', 'http_error', 'unexpected_error', 'lifespan', 'create_app', 'ServerThread', 'serve']
 
 # %% ../../nbs/serving/92_serve.ipynb #4f5f96fd
 @dataclass(frozen=True)
 class ServeSettings:
     "How the HTTP service runs. The token, CORS origins and question logging come from the environment (`from_env`)."
-    token: str = ''                      # VOICERAG_API_TOKEN: when set, /v1/ask* and /metrics need `Authorization: Bearer <token>`
-    workers: int = 2                     # questions answered at once (threads sharing the one pipeline): 2, this project's machines' cores
+    # VOICERAG_API_TOKEN: when set, /v1/ask* and /metrics need `Authorization: Bearer <token>`
+    token: str = ''
+    # questions answered at once (threads sharing the one pipeline): 2, this project's machines' cores
+    workers: int = 2
     queue: int = 32                      # admitted questions waiting for a worker; beyond it: 503 with Retry-After
-    streams: int = 4                     # voice streams open at once, each decoding on its own thread (turns on the one Whisper model); beyond: 1013
-    timeout_s: float = 30.0              # admission to answer; later: 504 (the work finishes in the background, still counted)
+    # voice streams open at once, each decoding on its own thread (turns on the one Whisper model); beyond: 1013
+    streams: int = 4
+    # admission to answer; later: 504 (the work finishes in the background, still counted)
+    timeout_s: float = 30.0
     body_timeout_s: float = 10.0         # to receive a request body; a client that trickles is cut off with 408
-    max_json_bytes: int = 64 * 1024      # far above the guardrail's limit (1,000 characters; raw text over 4,000 is refused)
+    # far above the guardrail's limit (1,000 characters; raw text over 4,000 is refused)
+    max_json_bytes: int = 64 * 1024
     max_audio_bytes: int = 10 * 1024**2  # about 5 minutes of 16 kHz WAV; longer speech ends in stt_failed anyway
     cors_origins: tuple = ()             # VOICERAG_CORS_ORIGINS (comma-separated); none: no CORS headers at all
     log_questions: bool = False          # VOICERAG_LOG_QUESTIONS=1: the question text goes into the request log
@@ -61,14 +71,15 @@ def is_loopback(host:str) -> bool:
 def check_exposure(host:str, settings:ServeSettings):
     "Refuse to listen beyond loopback without a token: anyone who can reach the port could use the service."
     if not settings.token and not is_loopback(host):
-        raise VoiceragError(f'refusing to serve on {host} without VOICERAG_API_TOKEN: without a token the server binds loopback '
-                            '(127.0.0.1) only; set the token, or leave --host out')
+        raise VoiceragError(f'refusing to serve on {host} without VOICERAG_API_TOKEN: without a token the server '
+                            'binds loopback (127.0.0.1) only; set the token, or leave --host out')
 
 # %% ../../nbs/serving/92_serve.ipynb #1c4b710b
 def error_id() -> str: return uuid.uuid4().hex[:12]
 
 def public_result(result:Result) -> dict:
-    "The `Result` as the API returns it; an `error` keeps only its state, message, language and ids (the log has the details)."
+    """The `Result` as the API returns it; an `error` keeps only its state, message, language and ids (the log has the
+    details)."""
     d = result.to_dict()
     if result.state is State.error:
         rid = result.meta.get('request_id')
@@ -78,7 +89,8 @@ def public_result(result:Result) -> dict:
 JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 def response_body(result:Result, passages:dict|None=None) -> bytes:
-    "The JSON bytes of `public_result(result)` (with `passages` when given); a plain answer goes straight from the dataclass (orjson reads it)."
+    """The JSON bytes of `public_result(result)` (with `passages` when given); a plain answer goes straight from the
+    dataclass (orjson reads it)."""
     if result.state is State.error or passages is not None:
         body = public_result(result)
         if passages is not None and result.state is not State.error: body['passages'] = passages
@@ -87,11 +99,14 @@ def response_body(result:Result, passages:dict|None=None) -> bytes:
 
 def cited_passages(result:Result, passages) -> dict:
     "The passages `result` cites (answer and context), as {id: {title, lang, text}}, from the index's `passages`."
-    ids = [c.passage_id for c in result.citations] + ([result.context_citation.passage_id] if result.context_citation else [])
-    return {pid: {'title': passages[pid].title, 'lang': passages[pid].lang, 'text': passages[pid].text} for pid in dict.fromkeys(ids) if pid in passages}
+    ids = ([c.passage_id for c in result.citations]
+           + ([result.context_citation.passage_id] if result.context_citation else []))
+    return {pid: {'title': passages[pid].title, 'lang': passages[pid].lang, 'text': passages[pid].text}
+            for pid in dict.fromkeys(ids) if pid in passages}
 
 def status_of(result:Result) -> int:
-    "HTTP status for a finished question: every state is an answer the client asked for (200) except an internal error (500)."
+    """HTTP status for a finished question: every state is an answer the client asked for (200) except an internal error
+    (500)."""
     return 500 if result.state is State.error else 200
 
 # %% ../../nbs/serving/92_serve.ipynb #9927c29c
@@ -100,22 +115,27 @@ class Busy(Exception):
 
 @dataclass(frozen=True)
 class LoadFailure:
-    "Why the pipeline could not be loaded, for good: `detail` for clients (no paths), `message` (one line) for the operator."
+    """Why the pipeline could not be loaded, for good: `detail` for clients (no paths), `message` (one line) for the
+    operator."""
     error_id: str
     kind: str                            # the exception's class
-    message: str                         # voicerag's own sentence (what voicerag-ask prints), else the class, its text and the error id
+    # voicerag's own sentence (what voicerag-ask prints), else the class, its text and the error id
+    message: str
 
     @classmethod
     def of(cls, e:BaseException) -> 'LoadFailure':
         eid, text = error_id(), ' '.join(str(e).split())
         if isinstance(e, VoiceragError) and text: return cls(eid, type(e).__name__, text)
-        return cls(eid, type(e).__name__, f'the pipeline could not be loaded: {type(e).__name__}{": " + text if text else ""} (error id {eid})')
+        return cls(eid, type(e).__name__, f'the pipeline could not be loaded: '
+                                          f'{type(e).__name__}{": " + text if text else ""} (error id {eid})')
 
     @property
-    def detail(self) -> str: return f'the pipeline could not be loaded ({self.kind}); the server log explains error id {self.error_id}'
+    def detail(self) -> str:
+        return f'the pipeline could not be loaded ({self.kind}); the server log explains error id {self.error_id}'
 
 class Service:
-    "One shared pipeline behind bounded admission: `workers` questions run at once, `queue` more wait, the rest are refused."
+    """One shared pipeline behind bounded admission: `workers` questions run at once, `queue` more wait, the rest are
+    refused."""
     def __init__(self, load, settings:ServeSettings):
         self.settings, self._load = settings, load
         self.pool = ThreadPoolExecutor(settings.workers, thread_name_prefix='voicerag-ask')
@@ -123,37 +143,44 @@ class Service:
         self.not_ready = 'the pipeline is loading'
         self.failure: LoadFailure|None = None   # set when the load failed: terminal, nothing retries it
         self.settled = threading.Event()        # set once the load has ended, loaded or failed
-        self.pending = 0                        # admitted, not yet finished (running + waiting); changed on the event loop only
+        # admitted, not yet finished (running + waiting); changed on the event loop only
+        self.pending = 0
         self.streams = 0                        # WebSocket voice streams open now
 
     def load(self):
-        "Load the pipeline (and the transcriber), then set `settled`; a failure is kept in `failure` (and `not_ready`, without paths), the log has the rest."
+        """Load the pipeline (and the transcriber), then set `settled`; a failure is kept in `failure` (and `not_ready`,
+        without paths), the log has the rest."""
         t0 = time.perf_counter()
         try: self.pipeline, self.transcriber = self._load()
         except Exception as e:
             failure = LoadFailure.of(e)
             _log.error('the pipeline could not be loaded (error id %s): %s: %s', failure.error_id, failure.kind, e,
-                       extra={'voicerag': {'event': 'load_failed', 'error_id': failure.error_id, 'error': failure.kind}})
+                       extra={'voicerag': {'event': 'load_failed', 'error_id': failure.error_id,
+                                           'error': failure.kind}})
             self.failure, self.not_ready = failure, failure.detail
             self.settled.set()
             return
         self.not_ready = None
         self.settled.set()
-        _log.info('ready in %.1f s', time.perf_counter() - t0, extra={'voicerag': {'event': 'ready', 'seconds': round(time.perf_counter() - t0, 2)}})
+        _log.info('ready in %.1f s', time.perf_counter() - t0,
+                  extra={'voicerag': {'event': 'ready', 'seconds': round(time.perf_counter() - t0, 2)}})
 
     async def run(self, fn):
-        "Run `fn()` on a worker thread when admitted; `Busy` when full, `TimeoutError` after `timeout_s` (the work still completes)."
+        """Run `fn()` on a worker thread when admitted; `Busy` when full, `TimeoutError` after `timeout_s` (the work
+        still completes)."""
         if self.pending >= self.settings.workers + self.settings.queue: raise Busy()
         self.pending += 1
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self.pool, fn)
         future.add_done_callback(self._release)
-        async with asyncio.timeout(self.settings.timeout_s): return await asyncio.shield(future)     # no extra task, unlike wait_for
+        # no extra task, unlike wait_for
+        async with asyncio.timeout(self.settings.timeout_s): return await asyncio.shield(future)
 
     def _release(self, _future): self.pending -= 1
 
     def stream_slot(self) -> ExitStack:
-        "Take one of `settings.streams` voice-stream slots, or `Busy`; the returned context gives it back (event loop only, like `pending`)."
+        """Take one of `settings.streams` voice-stream slots, or `Busy`; the returned context gives it back (event loop
+        only, like `pending`)."""
         if self.streams >= self.settings.streams: raise Busy()
         self.streams += 1
         slot = ExitStack()
@@ -173,8 +200,8 @@ def build_command(config:Config) -> str:
     return f'voicerag-build --corpus SRC --name {config.index_name}'
 
 def open_index(config:Config):
-    """The index `config` names, read and verified (its manifest, each file's size and checksum) before the server listens;
-    missing or broken, a `VoiceragError` of one line: what is wrong, and the command that builds it."""
+    """The index `config` names, read and verified (its manifest, each file's size and checksum) before the server
+    listens; missing or broken, a `VoiceragError` of one line: what is wrong, and the command that builds it."""
     from voicerag.retrieval.index import IndexLoadError, index_path, load_index
     folder, name, command = index_path(config), config.index_name, build_command(config)
     if not folder.is_dir(): raise VoiceragError(f'index {name!r} is missing at {folder}: build it first ({command})')
@@ -188,20 +215,25 @@ def pipeline_loader(config:Config, index):
     def load():
         from voicerag.retrieval.encoders import make_encoder
         from voicerag.serving.assembly import served_pipeline
-        encoder = make_encoder(config.encoder, cache_size=config.query_cache_size)   # not the index's: `Retriever` refuses it
+        # not the index's: `Retriever` refuses it
+        encoder = make_encoder(config.encoder, cache_size=config.query_cache_size)
         return served_pipeline(index, encoder, config), transcriber_or_unavailable(config, load=True)
     return load
 
 # %% ../../nbs/serving/92_serve.ipynb #d65103ba
 class Metrics:
-    "Prometheus metrics of one app: requests by endpoint, state and status; latency per endpoint and per pipeline stage; in flight."
+    """Prometheus metrics of one app: requests by endpoint, state and status; latency per endpoint and per pipeline
+    stage; in flight."""
     def __init__(self, in_flight=lambda: 0):
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
         self.registry = CollectorRegistry()
         buckets = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
-        self.requests = Counter('voicerag_requests', 'HTTP requests by endpoint, answer state and status', ['endpoint', 'state', 'status'], registry=self.registry)
-        self.latency = Histogram('voicerag_request_seconds', 'Time to answer, by endpoint', ['endpoint'], buckets=buckets, registry=self.registry)
-        self.stages = Histogram('voicerag_stage_seconds', 'Time per pipeline stage', ['stage'], buckets=buckets, registry=self.registry)
+        self.requests = Counter('voicerag_requests', 'HTTP requests by endpoint, answer state and status',
+                                ['endpoint', 'state', 'status'], registry=self.registry)
+        self.latency = Histogram('voicerag_request_seconds', 'Time to answer, by endpoint', ['endpoint'],
+                                 buckets=buckets, registry=self.registry)
+        self.stages = Histogram('voicerag_stage_seconds', 'Time per pipeline stage', ['stage'], buckets=buckets,
+                                registry=self.registry)
         self.in_flight = Gauge('voicerag_in_flight', 'Questions admitted and not finished', registry=self.registry)
         self.in_flight.set_function(in_flight)                   # read when scraped
         self._stages = {}
@@ -224,12 +256,16 @@ class Metrics:
 
 # %% ../../nbs/serving/92_serve.ipynb #9c10e052
 class AskRequest(BaseModel):
-    "A typed question. Strict: a field takes only the JSON type the schema names (`passages`: true or false, never 0 or \"true\")."
+    """A typed question. Strict: a field takes only the JSON type the schema names (`passages`: true or false, never 0
+    or \"true\")."""
     model_config = ConfigDict(extra='forbid', strict=True)
     question: str = Field(description="the question, in Hindi or English (Devanagari or Latin script)")
-    lang: Literal['en', 'hi'] | None = Field(None, description="the asker's language; default: from the question's script")
-    langs: list[Literal['en', 'hi']] | None = Field(None, description='search only passages in these languages; default: all')
-    passages: bool = Field(False, description='also return the cited passages (id -> title, lang, text), to show the citation in place')
+    lang: Literal['en', 'hi'] | None = Field(None,
+                                             description="the asker's language; default: from the question's script")
+    langs: list[Literal['en', 'hi']] | None = Field(None,
+                                                    description='search only passages in these languages; default: all')
+    passages: bool = Field(False, description='also return the cited passages (id -> title, lang, text), to show the '
+                                              'citation in place')
 
 class CitationOut(BaseModel):
     passage_id: str
@@ -270,7 +306,8 @@ class HealthFailed(BaseModel):
     error_id: str
 
 class Ready(BaseModel):
-    "`/v1/ready`, 200: the index and models are loaded; whether voice questions can be answered (if not, why); the bounds."
+    """`/v1/ready`, 200: the index and models are loaded; whether voice questions can be answered (if not, why); the
+    bounds."""
     ready: Literal[True]
     audio: bool
     audio_reason: str | None
@@ -287,10 +324,12 @@ class NotReady(BaseModel):
 # %% ../../nbs/serving/92_serve.ipynb #00477a5d
 class BodyError(Exception):
     "A request body that cannot be taken: its HTTP status and the sentence saying why."
-    def __init__(self, status:int, error:str, detail:str): super().__init__(detail); self.status, self.error, self.detail = status, error, detail
+    def __init__(self, status:int, error:str, detail:str):
+        super().__init__(detail); self.status, self.error, self.detail = status, error, detail
 
 async def read_body(request, limit:int, timeout:float) -> bytes:
-    "The body, refused (413) as soon as it is known or seen to pass `limit` bytes, and (408) if it takes over `timeout` s to arrive."
+    """The body, refused (413) as soon as it is known or seen to pass `limit` bytes, and (408) if it takes over
+    `timeout` s to arrive."""
     declared = request.headers.get('content-length')
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise BodyError(413, 'too_large', f'the body is {int(declared):,} bytes; at most {limit:,} are accepted')
@@ -298,7 +337,8 @@ async def read_body(request, limit:int, timeout:float) -> bytes:
         chunks, size = [], 0
         async for chunk in request.stream():
             size += len(chunk)
-            if size > limit: raise BodyError(413, 'too_large', f'the body passed {limit:,} bytes; at most {limit:,} are accepted')
+            if size > limit:
+                raise BodyError(413, 'too_large', f'the body passed {limit:,} bytes; at most {limit:,} are accepted')
             chunks.append(chunk)
         return b''.join(chunks)
     try:
@@ -326,7 +366,8 @@ AUDIO_TYPES = ('audio/wav', 'audio/x-wav', 'audio/webm', 'audio/ogg', 'audio/mpe
 def check_audio_type(content_type:str|None):
     "A recording's Content-Type names one of `AUDIO_TYPES`, or none (bytes, RFC 9110); any other is a 415."
     if media_type(content_type) not in ('', *AUDIO_TYPES):
-        raise BodyError(415, 'unsupported_media_type', f'send the recording with Content-Type {", ".join(AUDIO_TYPES[:-1])} '
+        raise BodyError(415, 'unsupported_media_type',
+                        f'send the recording with Content-Type {", ".join(AUDIO_TYPES[:-1])} '
                         f'or {AUDIO_TYPES[-1]} (curl: -H "Content-Type: audio/wav")')
 
 def is_stop(text:str|None) -> bool:
@@ -341,7 +382,8 @@ AUDIO_QUERY = {               # the audio endpoints' query parameters: the value
     'passages': (('0', '1', 'false', 'true'), 'also return the cited passages: 1 or true; default: 0')}
 
 def audio_params(query) -> tuple[str|None, list[str]|None, bool]:
-    "`lang`, `langs`, `passages` of an audio request's query (`?lang=hi&langs=en,hi&passages=1`); one not in `AUDIO_QUERY`: 422."
+    """`lang`, `langs`, `passages` of an audio request's query (`?lang=hi&langs=en,hi&passages=1`); one not in
+    `AUDIO_QUERY`: 422."""
     for name, (values, meaning) in AUDIO_QUERY.items():
         if name in query and query[name] not in values:
             raise BodyError(422, 'invalid_request', f'query parameter {name}: {meaning}')
@@ -356,197 +398,302 @@ def problems(why:dict) -> dict:
 _UNEXPECTED = problems({500: 'an unexpected error; the server log explains its error id'})
 _REFUSED = {401: 'the server has a token and the request did not carry it (Authorization: Bearer <token>)',
             408: 'the body came too slowly', 413: 'the body is too large', 504: 'no answer in time',
-            503: 'busy or still loading (both with Retry-After), or load_failed: the pipeline could not be loaded, for good'}
+            503: 'busy or still loading (both with Retry-After), or load_failed: the pipeline could not be '
+                 'loaded, for good'}
 _FAILED = {500: {'model': ResultOut | Problem, 'description': 'an internal error: the `Result` in state `error`, '
                  'or an unexpected error (a `Problem`); the server log explains its id'}}
 ASK_RESPONSES = {**problems({400: 'malformed JSON, or an empty body', 415: 'not JSON (Content-Type: application/json)',
                              422: 'a field is missing, unknown or not of its type', **_REFUSED}), **_FAILED}
-AUDIO_RESPONSES = {**problems({400: 'an empty body', 415: 'a Content-Type other than the audio types of the request body',
+AUDIO_RESPONSES = {**problems({400: 'an empty body',
+                               415: 'a Content-Type other than the audio types of the request body',
                                422: 'a query parameter outside its values', **_REFUSED}), **_FAILED}
-ASK_REQUEST = {'requestBody': {'required': True, 'content': {'application/json': {'schema': AskRequest.model_json_schema()}}}}
+ASK_REQUEST = {'requestBody': {'required': True,
+                               'content': {'application/json': {'schema': AskRequest.model_json_schema()}}}}
 _RECORDING = {'type': 'string', 'format': 'binary', 'minLength': 1}
 AUDIO_REQUEST = {
     'requestBody': {'required': True, 'content': {t: {'schema': _RECORDING} for t in AUDIO_TYPES},
                     'description': 'the recording (WAV, WebM, OGG, MP3 or FLAC: the format is read from its bytes)'},
     'parameters': [{'name': name, 'in': 'query', 'required': False, 'description': meaning,
-                    'schema': {'type': 'string', 'enum': list(values)}} for name, (values, meaning) in AUDIO_QUERY.items()]}
+                    'schema': {'type': 'string', 'enum': list(values)}}
+                   for name, (values, meaning) in AUDIO_QUERY.items()]}
+
+# %% ../../nbs/serving/92_serve.ipynb #c643357e
+TOKEN_NEEDED = 'send the API token as "Authorization: Bearer <token>"'
+BEARER = HTTPBearer(auto_error=False, description='VOICERAG_API_TOKEN')    # the scheme as the schema names it
+
+def problem(status:int, error:str, detail:str, eid:str|None=None, headers:dict|None=None) -> JSONResponse:
+    "A `Problem` response: the status, the error's name, one sentence saying why, and the error id the log explains."
+    return JSONResponse(Problem(error=error, detail=detail, error_id=eid).model_dump(), status, headers=headers)
+
+def denied() -> JSONResponse:
+    "The 401 of a request without the token, naming the scheme it takes (`WWW-Authenticate: Bearer`)."
+    return problem(401, 'unauthorized', TOKEN_NEEDED, headers={'WWW-Authenticate': 'Bearer'})
+
+def bearer_ok(authorization:str, token:str) -> bool:
+    "Whether an `Authorization` value carries `token` (scheme `Bearer` in any case; constant time). No token: any does."
+    if not token: return True
+    scheme, _, given = authorization.partition(' ')
+    return scheme.lower() == 'bearer' and hmac.compare_digest(given.strip().encode(), token.encode())
+
+async def token_given(connection:HTTPConnection) -> bool:
+    "The dependency: whether this request or WebSocket may be served (the app has no token, or it carries the token)."
+    return bearer_ok(connection.headers.get('authorization', ''), connection.app.state.settings.token)
+
+Authorized = Annotated[bool, Depends(token_given)]     # an endpoint's parameter: `authorized:Authorized`
+
+def bearer_scheme(settings:ServeSettings) -> list:
+    "The dependencies that declare the bearer scheme on a router's routes in the schema: with a token only."
+    return [Security(BEARER)] if settings.token else []
+
+# %% ../../nbs/serving/92_serve.ipynb #5e6e0f0c
+class Account:
+    "What is kept of one request: its id and clock, then (once it has ended) a metrics observation and a log record."
+    def __init__(self, state, endpoint:str):
+        self.metrics, self.settings, self.endpoint = state.metrics, state.settings, endpoint
+        self.t0, self.rid = time.perf_counter(), error_id()
+
+    def ms(self) -> float:
+        "Milliseconds since the request came in."
+        return (time.perf_counter() - self.t0) * 1e3
+
+    def record(self, status:int, ms:float, result:Result|None=None, question:str|None=None, error:str|None=None):
+        "The metrics observation and the log record of the request's end (the question only with `log_questions`)."
+        self.metrics.observe(self.endpoint, status, ms / 1e3, result)
+        record = {'event': 'request', 'endpoint': self.endpoint, 'status': status, 'ms': round(ms, 2),
+                  'request_id': self.rid, 'state': result.state.value if result is not None else None, 'error': error}
+        if self.settings.log_questions and question is not None: record['question'] = question
+        _log.info('%s %s %s %.1f ms', self.endpoint, status, record['state'] or error, ms, extra={'voicerag': record})
+
+    def reply(self, response:Response, result:Result|None=None, question:str|None=None,
+              error:str|None=None) -> Response:
+        "`response` with its `X-Request-Id`, recorded once it is sent (a background task: the client does not wait)."
+        response.headers['X-Request-Id'] = self.rid
+        response.background = BackgroundTask(self._recorded, response.status_code, self.ms(), result, question, error)
+        return response
+
+    def refuse(self, status:int, error:str, detail:str, eid:str|None=None, headers:dict|None=None) -> Response:
+        "A `Problem` reply, recorded with its error."
+        return self.reply(problem(status, error, detail, eid, headers), error=error)
+
+    async def _recorded(self, *args):
+        "`record`, as a background task on the event loop (async, so not handed to a thread)."
+        self.record(*args)
+
+# %% ../../nbs/serving/92_serve.ipynb #ccf07216
+BUSY = 'every worker is busy and the queue is full: retry in a moment'
+
+async def answer(request:Request, authorized:bool, endpoint:str, limit:int, work) -> Response:
+    "The path both ask endpoints share: token, readiness, body, the pipeline on a worker, the response and its record."
+    state = request.app.state
+    service, account = state.service, Account(state, endpoint)
+    if not authorized: return account.reply(denied(), error='unauthorized')
+    if failure := service.failure: return account.refuse(503, 'load_failed', failure.detail, failure.error_id)
+    if service.not_ready: return account.refuse(503, 'not_ready', service.not_ready, headers={'Retry-After': '5'})
+    try:
+        body = await read_body(request, limit, state.settings.body_timeout_s)
+        call, question, with_passages = work(body, request)
+        result = await service.run(lambda: call(account.rid))
+    except BodyError as e:              # a body left unread (too large, too slow) is not drained: the connection closes
+        closing = {'Connection': 'close'} if e.status in (408, 413) else None
+        return account.refuse(e.status, e.error, e.detail, headers=closing)
+    except Busy: return account.refuse(503, 'busy', BUSY, headers={'Retry-After': '1'})
+    except TimeoutError:
+        return account.refuse(504, 'timeout', f'no answer within {state.settings.timeout_s:g} s', account.rid)
+    return account.reply(result_response(result, service, account.rid, with_passages), result, question)
+
+def passages_of(result:Result, service:Service, wanted:bool) -> dict|None:
+    "The passages `result` cites, when the client asked for them and the question did not end in an error; else None."
+    if not wanted or result.state is State.error: return None
+    return cited_passages(result, service.pipeline.retriever.index.passages)
+
+def result_response(result:Result, service:Service, rid:str, with_passages:bool) -> Response:
+    "The JSON response of a finished question, with the cited passages if asked; the `error` state is logged."
+    if result.state is State.error:
+        _log.error('request %s ended in error: %s', rid, result.meta.get('detail'),
+                   extra={'voicerag': {'event': 'error', 'request_id': rid, 'error': result.meta.get('error')}})
+    passages = passages_of(result, service, with_passages)
+    return Response(response_body(result, passages), status_of(result), media_type='application/json')
+
+def text_work(body:bytes, request:Request):
+    "A typed question's work: the pipeline call (given the request id), the question (for the log), passages or not."
+    ask = parse_ask(body, request.headers.get('content-type', ''))
+    service = request.app.state.service
+    call = lambda rid: service.pipeline.ask(ask.question, ask.lang, ask.langs, request_id=rid)
+    return call, ask.question, ask.passages
+
+def audio_work(body:bytes, request:Request):
+    "A recording's work: its type and query checked, then the pipeline call, no question text, passages or not."
+    check_audio_type(request.headers.get('content-type'))
+    lang, langs, with_passages = audio_params(request.query_params)
+    if not body: raise BodyError(400, 'empty', 'the body is empty: send the recording itself')
+    service = request.app.state.service
+    call = lambda rid: service.pipeline.ask_audio(body, service.transcriber, lang, langs, request_id=rid)
+    return call, None, with_passages
+
+# No docstrings on the endpoints: FastAPI would publish one as the operation's description. `summary` says what they do.
+ask_router, audio_router = APIRouter(), APIRouter()
+
+@ask_router.post('/v1/ask', response_model=ResultOut, responses=ASK_RESPONSES, openapi_extra=ASK_REQUEST,
+                 summary='Answer a typed question')
+async def ask(request:Request, authorized:Authorized):
+    return await answer(request, authorized, 'ask', request.app.state.settings.max_json_bytes, text_work)
+
+@audio_router.post('/v1/ask-audio', response_model=ResultOut, responses=AUDIO_RESPONSES, openapi_extra=AUDIO_REQUEST,
+                   summary='Answer a spoken question')
+async def ask_audio(request:Request, authorized:Authorized):
+    return await answer(request, authorized, 'ask-audio', request.app.state.settings.max_audio_bytes, audio_work)
+
+# %% ../../nbs/serving/92_serve.ipynb #176bc1d6
+INVALID_MESSAGE = 'send audio as binary messages (16-bit PCM, 16 kHz mono) and {"type": "stop"} to stop'
+
+class StreamCall:
+    "One `/v1/ask-stream` conversation: its socket, the app's `Service`, an `Account`; it ends in an answer or refusal."
+    def __init__(self, ws:WebSocket):
+        self.ws, self.service, self.account = ws, ws.app.state.service, Account(ws.app.state, 'ask-stream')
+
+    async def refuse(self, code:int, error:str, detail:str, accepted:bool=True):
+        "An `error` message saying why, then the close `code` (accepting the socket first if need be); recorded."
+        if not accepted: await self.ws.accept()
+        await self.ws.send_json({'type': 'error', 'error': error, 'detail': detail})
+        await self.ws.close(code)
+        self.account.record(code, self.account.ms(), error=error)
+
+    async def listen(self, stream) -> str|None:
+        "Feed binary messages to `stream` until the speaker pauses ('pause') or the client stops ('client'); else None."
+        while True:
+            message = await asyncio.wait_for(self.ws.receive(), self.service.settings.body_timeout_s)
+            if message['type'] == 'websocket.disconnect': return None
+            if message.get('bytes') is not None:
+                state = await self.service.run(lambda chunk=message['bytes']: stream.feed(chunk))
+                await self.ws.send_json({'type': 'partial', **asdict(state)})
+                if state.ended: return 'pause'
+            elif is_stop(message.get('text')): return 'client'
+            else: return await self.refuse(1003, 'invalid_message', INVALID_MESSAGE)
+
+    async def answer(self, lang:str|None, langs:list[str]|None, with_passages:bool):
+        "The messages until the stop, then the answer (one open stream of `settings.streams`), or the refusal."
+        service, settings, rid = self.service, self.service.settings, self.account.rid
+        stream = open_stream(service.transcriber, lang)
+        try:
+            if (stopped_by := await self.listen(stream)) is None: return
+            await self.ws.send_json({'type': 'stopped', 'by': stopped_by})
+            heard = lambda: service.pipeline.ask_audio(b'', FinishStream(stream), lang, langs, request_id=rid)
+            result = await service.run(heard)
+        except STTError as e: return await self.refuse(1007, e.reason, str(e))
+        except Busy: return await self.refuse(1013, 'busy', BUSY)
+        except TimeoutError:
+            why = f'no audio for {settings.body_timeout_s:g} s, or no answer within {settings.timeout_s:g} s'
+            return await self.refuse(1011, 'timeout', why)
+        except WebSocketDisconnect: return
+        await self.finish(result, passages_of(result, service, with_passages))
+
+    async def finish(self, result:Result, passages:dict|None):
+        "The `result` message (the `Result` JSON of `/v1/ask-audio`), then the normal close (1000); recorded."
+        body = public_result(result)
+        if passages is not None: body['passages'] = passages
+        await self.ws.send_json({'type': 'result', 'result': body})
+        await self.ws.close(1000)
+        self.account.record(1000, self.account.ms(), result)
+
+stream_router = APIRouter()
+
+@stream_router.websocket('/v1/ask-stream')
+async def ask_stream(ws:WebSocket, authorized:Authorized):
+    """A spoken question streamed: binary messages of 16-bit PCM (16 kHz mono) in, partial transcripts out, the answer
+    once the speaker pauses or the client sends {"type": "stop"}."""
+    call, service = StreamCall(ws), ws.app.state.service
+    if not authorized: return await call.refuse(1008, 'unauthorized', TOKEN_NEEDED, accepted=False)
+    if failure := service.failure: return await call.refuse(1011, 'load_failed', failure.detail, accepted=False)
+    if service.not_ready: return await call.refuse(1013, 'not_ready', service.not_ready, accepted=False)
+    try: lang, langs, with_passages = audio_params(ws.query_params)
+    except BodyError as e: return await call.refuse(1008, e.error, e.detail, accepted=False)
+    try: slot = service.stream_slot()
+    except Busy:
+        full = f'{service.settings.streams} voice streams are open, as many as this server decodes at once'
+        return await call.refuse(1013, 'busy', f'{full}: retry in a moment', accepted=False)
+    with slot:
+        await ws.accept()
+        await call.answer(lang, langs, with_passages)
+
+# %% ../../nbs/serving/92_serve.ipynb #cf815151
+_HEALTH_FAILED = {503: {'model': HealthFailed, 'description': 'the pipeline could not be loaded, for good'},
+                  **_UNEXPECTED}
+_NOT_READY = {503: {'model': NotReady, 'description': 'not ready: still loading, or `failed` for good'}, **_UNEXPECTED}
+_PROMETHEUS_TEXT = {'content': {'text/plain': {'schema': {'type': 'string'}}},
+                    'description': 'Prometheus text format 0.0.4'}
+_PROMETHEUS = {200: _PROMETHEUS_TEXT, **problems({401: _REFUSED[401]}), **_UNEXPECTED}
+health_router, metrics_router = APIRouter(), APIRouter()
+
+@health_router.get('/v1/health', summary='Alive (also while loading), or failed for good', response_model=Health,
+                   responses=_HEALTH_FAILED)
+async def health(request:Request):
+    if failure := request.app.state.service.failure:
+        body = HealthFailed(status='failed', error='load_failed', detail=failure.detail, error_id=failure.error_id)
+        return JSONResponse(body.model_dump(), 503)
+    return Health(status='ok')
+
+@health_router.get('/v1/ready', summary='Index and models loaded', response_model=Ready, responses=_NOT_READY)
+async def ready(request:Request):
+    service = request.app.state.service
+    if service.not_ready:
+        eid = service.failure.error_id if service.failure else None
+        body = NotReady(ready=False, reason=service.not_ready, failed=eid is not None, error_id=eid)
+        return JSONResponse(body.model_dump(), 503)
+    heard, settings = service.transcriber, service.settings
+    return Ready(ready=True, audio=not isinstance(heard, Unavailable), audio_reason=getattr(heard, 'reason', None),
+                 workers=settings.workers, queue=settings.queue)
+
+@metrics_router.get('/metrics', summary='Prometheus metrics', response_class=Response, responses=_PROMETHEUS)
+async def prometheus(request:Request, authorized:Authorized):
+    if not authorized: return denied()
+    return Response(request.app.state.metrics.text(), media_type='text/plain; version=0.0.4')
 
 # %% ../../nbs/serving/92_serve.ipynb #8942cfd6
-def create_app(load, settings:ServeSettings|None=None):
+async def invalid_request(request:Request, exc:RequestValidationError) -> JSONResponse:
+    "A request FastAPI's own validation refuses (the ask endpoints parse their bodies themselves): 422, with no echo."
+    return problem(422, 'invalid_request', 'the request does not match the API (see /openapi.json)')
+
+async def http_error(request:Request, exc:StarletteHTTPException) -> JSONResponse:
+    "Starlette's own errors (404 an unknown path, 405 a method it does not take) as a `Problem`, headers kept."
+    error = 'not_found' if exc.status_code == 404 else 'http_error'
+    return problem(exc.status_code, error, str(exc.detail), headers=getattr(exc, 'headers', None))
+
+async def unexpected_error(request:Request, exc:Exception) -> JSONResponse:
+    "Anything else: 500 `internal` with an error id; the log has the traceback under that id."
+    eid = error_id()
+    _log.error('unexpected error %s on %s', eid, request.url.path, exc_info=exc,
+               extra={'voicerag': {'event': 'error', 'error_id': eid, 'error': type(exc).__name__}})
+    return problem(500, 'internal', 'something went wrong on our side', eid)
+
+ERROR_HANDLERS = {RequestValidationError: invalid_request, StarletteHTTPException: http_error,
+                  Exception: unexpected_error}
+
+@asynccontextmanager
+async def lifespan(app:FastAPI):
+    "The pipeline loads in the background as the app starts; at shutdown, admitted questions finish, then workers stop."
+    service = app.state.service
+    threading.Thread(target=service.load, name='voicerag-load', daemon=True).start()
+    yield
+    await asyncio.get_running_loop().run_in_executor(None, service.close)
+
+def create_app(load, settings:ServeSettings|None=None) -> FastAPI:
     "The FastAPI app over one `Service`: the pipeline `load()` returns is loaded in the background when the app starts."
-    from contextlib import asynccontextmanager
     settings = settings or ServeSettings.from_env()
     service = Service(load, settings)
-    metrics = Metrics(lambda: service.pending)
-
-    @asynccontextmanager
-    async def lifespan(app):
-        threading.Thread(target=service.load, name='voicerag-load', daemon=True).start()
-        yield
-        await asyncio.get_running_loop().run_in_executor(None, service.close)
-
     app = FastAPI(title='voicerag', version=_version(), lifespan=lifespan, docs_url=None, redoc_url=None,
                   description='Hindi and English question answering with verbatim, cited answers, or a clear refusal.')
-    app.state.service, app.state.metrics, app.state.settings = service, metrics, settings
+    app.state.service, app.state.metrics, app.state.settings = service, Metrics(lambda: service.pending), settings
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=['GET', 'POST'],
                            allow_headers=['Authorization', 'Content-Type'])
-
-    def problem(status:int, error:str, detail:str, eid:str|None=None, headers:dict|None=None) -> JSONResponse:
-        return JSONResponse(Problem(error=error, detail=detail, error_id=eid).model_dump(), status, headers=headers)
-
-    def authorized(request:Request) -> bool:
-        if not settings.token: return True
-        given = request.headers.get('authorization', '')
-        scheme, _, token = given.partition(' ')
-        return scheme.lower() == 'bearer' and hmac.compare_digest(token.strip().encode(), settings.token.encode())
-
-    def denied() -> JSONResponse:
-        return problem(401, 'unauthorized', 'send the API token as "Authorization: Bearer <token>"', headers={'WWW-Authenticate': 'Bearer'})
-
-    def log_request(endpoint:str, status:int, ms:float, rid:str, result:Result|None=None, question:str|None=None, error:str|None=None):
-        record = {'event': 'request', 'endpoint': endpoint, 'status': status, 'ms': round(ms, 2), 'request_id': rid,
-                  'state': result.state.value if result is not None else None, 'error': error}
-        if settings.log_questions and question is not None: record['question'] = question
-        _log.info('%s %s %s %.1f ms', endpoint, status, record['state'] or error, ms, extra={'voicerag': record})
-
-    async def answer(request:Request, endpoint:str, limit:int, work) -> Response:
-        "Admission, body, the pipeline on a worker, the response, then (once it is sent) its metrics and its log record: the path both ask endpoints share."
-        t0, rid = time.perf_counter(), error_id()
-        def done(response:Response, result:Result|None=None, question:str|None=None, error:str|None=None) -> Response:
-            ms = (time.perf_counter() - t0) * 1e3
-            async def account():                 # after the body is sent, before the loop takes the next request: the client does not wait for it
-                metrics.observe(endpoint, response.status_code, ms / 1e3, result)
-                log_request(endpoint, response.status_code, ms, rid, result, question, error)
-            response.headers['X-Request-Id'] = rid
-            response.background = BackgroundTask(account)
-            return response
-        if not authorized(request): return done(denied(), error='unauthorized')
-        if service.failure: return done(problem(503, 'load_failed', service.failure.detail, service.failure.error_id), error='load_failed')
-        if service.not_ready: return done(problem(503, 'not_ready', service.not_ready, headers={'Retry-After': '5'}), error='not_ready')
-        try:
-            body = await read_body(request, limit, settings.body_timeout_s)
-            call, question, with_passages = work(body, request)
-            result = await service.run(lambda: call(rid))
-        except BodyError as e:                   # a body left unread (too large, too slow) is not drained: the connection closes
-            headers = {'Connection': 'close'} if e.status in (408, 413) else None
-            return done(problem(e.status, e.error, e.detail, headers=headers), error=e.error)
-        except Busy: return done(problem(503, 'busy', 'every worker is busy and the queue is full: retry in a moment', headers={'Retry-After': '1'}), error='busy')
-        except TimeoutError: return done(problem(504, 'timeout', f'no answer within {settings.timeout_s:g} s', rid), error='timeout')
-        if result.state is State.error:
-            _log.error('request %s ended in error: %s', rid, result.meta.get('detail'), extra={'voicerag': {'event': 'error', 'request_id': rid, 'error': result.meta.get('error')}})
-        passages = cited_passages(result, service.pipeline.retriever.index.passages) if with_passages and result.state is not State.error else None
-        return done(Response(response_body(result, passages), status_of(result), media_type='application/json'), result, question)
-
-    def text_work(body:bytes, request:Request):
-        ask = parse_ask(body, request.headers.get('content-type', ''))
-        return (lambda rid: service.pipeline.ask(ask.question, ask.lang, ask.langs, request_id=rid)), ask.question, ask.passages
-
-    def audio_work(body:bytes, request:Request):
-        check_audio_type(request.headers.get('content-type'))
-        lang, langs, with_passages = audio_params(request.query_params)
-        if not body: raise BodyError(400, 'empty', 'the body is empty: send the recording itself')
-        return (lambda rid: service.pipeline.ask_audio(body, service.transcriber, lang, langs, request_id=rid)), None, with_passages
-
-    # with a token, the schema declares the bearer scheme on the routes that need it (`authorized` checks the token)
-    bearer = [Security(HTTPBearer(auto_error=False, description='VOICERAG_API_TOKEN'))] if settings.token else []
-
-    @app.post('/v1/ask', response_model=ResultOut, responses=ASK_RESPONSES, openapi_extra=ASK_REQUEST, dependencies=bearer,
-              summary='Answer a typed question')
-    async def ask(request:Request):
-        return await answer(request, 'ask', settings.max_json_bytes, text_work)
-
-    @app.post('/v1/ask-audio', response_model=ResultOut, responses=AUDIO_RESPONSES, openapi_extra=AUDIO_REQUEST,
-              dependencies=bearer, summary='Answer a spoken question')
-    async def ask_audio(request:Request):
-        return await answer(request, 'ask-audio', settings.max_audio_bytes, audio_work)
-
-    @app.websocket('/v1/ask-stream')
-    async def ask_stream(ws:WebSocket):
-        "A spoken question streamed: binary messages of 16-bit PCM (16 kHz mono) in, partial transcripts out, the answer once the speaker pauses or the client sends {\"type\": \"stop\"}."
-        t0, rid = time.perf_counter(), error_id()
-        async def refuse(code:int, error:str, detail:str, accepted:bool=True):
-            if not accepted: await ws.accept()
-            await ws.send_json({'type': 'error', 'error': error, 'detail': detail})
-            await ws.close(code)
-            metrics.observe('ask-stream', code, time.perf_counter() - t0)
-            log_request('ask-stream', code, (time.perf_counter() - t0) * 1e3, rid, error=error)
-        if not authorized(ws): return await refuse(1008, 'unauthorized', 'send the API token as "Authorization: Bearer <token>"', False)
-        if service.failure: return await refuse(1011, 'load_failed', service.failure.detail, False)
-        if service.not_ready: return await refuse(1013, 'not_ready', service.not_ready, False)
-        try: lang, langs, with_passages = audio_params(ws.query_params)
-        except BodyError as e: return await refuse(1008, e.error, e.detail, False)
-        try: slot = service.stream_slot()
-        except Busy: return await refuse(1013, 'busy', f'{settings.streams} voice streams are open, as many as this server decodes at once: retry in a moment', False)
-        with slot:
-            await ws.accept()
-            await listen_and_answer(ws, t0, rid, lang, langs, with_passages, refuse)
-
-    async def listen_and_answer(ws, t0, rid, lang, langs, with_passages, refuse):
-        "The stream's messages until the stop, then the answer (one open stream of `settings.streams`)."
-        stream, stopped_by = open_stream(service.transcriber, lang), None
-        try:
-            while stopped_by is None:
-                message = await asyncio.wait_for(ws.receive(), settings.body_timeout_s)
-                if message['type'] == 'websocket.disconnect': return
-                if message.get('bytes') is not None:
-                    state = await service.run(lambda chunk=message['bytes']: stream.feed(chunk))
-                    await ws.send_json({'type': 'partial', **asdict(state)})
-                    stopped_by = 'pause' if state.ended else None
-                elif is_stop(message.get('text')): stopped_by = 'client'
-                else: return await refuse(1003, 'invalid_message', 'send audio as binary messages (16-bit PCM, 16 kHz mono) and {"type": "stop"} to stop')
-            await ws.send_json({'type': 'stopped', 'by': stopped_by})
-            result = await service.run(lambda: service.pipeline.ask_audio(b'', FinishStream(stream), lang, langs, request_id=rid))
-        except STTError as e: return await refuse(1007, e.reason, str(e))
-        except Busy: return await refuse(1013, 'busy', 'every worker is busy and the queue is full: retry in a moment')
-        except TimeoutError: return await refuse(1011, 'timeout', f'no audio for {settings.body_timeout_s:g} s, or no answer within {settings.timeout_s:g} s')
-        except WebSocketDisconnect: return
-        body = public_result(result)
-        if with_passages and result.state is not State.error: body['passages'] = cited_passages(result, service.pipeline.retriever.index.passages)
-        await ws.send_json({'type': 'result', 'result': body})
-        await ws.close(1000)
-        metrics.observe('ask-stream', 1000, time.perf_counter() - t0, result)
-        log_request('ask-stream', 1000, (time.perf_counter() - t0) * 1e3, rid, result)
-
-    @app.get('/v1/health', summary='Alive (also while loading), or failed for good', response_model=Health,
-             responses={503: {'model': HealthFailed, 'description': 'the pipeline could not be loaded, for good'}, **_UNEXPECTED})
-    async def health():
-        if failure := service.failure:
-            body = HealthFailed(status='failed', error='load_failed', detail=failure.detail, error_id=failure.error_id)
-            return JSONResponse(body.model_dump(), 503)
-        return Health(status='ok')
-
-    @app.get('/v1/ready', summary='Index and models loaded', response_model=Ready,
-             responses={503: {'model': NotReady, 'description': 'not ready: still loading, or `failed` for good'}, **_UNEXPECTED})
-    async def ready():
-        if service.not_ready:
-            eid = service.failure.error_id if service.failure else None
-            body = NotReady(ready=False, reason=service.not_ready, failed=eid is not None, error_id=eid)
-            return JSONResponse(body.model_dump(), 503)
-        heard = service.transcriber
-        return Ready(ready=True, audio=not isinstance(heard, Unavailable), audio_reason=getattr(heard, 'reason', None),
-                     workers=settings.workers, queue=settings.queue)
-
-    prometheus_text = {'content': {'text/plain': {'schema': {'type': 'string'}}}, 'description': 'Prometheus text format 0.0.4'}
-    @app.get('/metrics', summary='Prometheus metrics', response_class=Response, dependencies=bearer,
-             responses={200: prometheus_text, **problems({401: _REFUSED[401]}), **_UNEXPECTED})
-    async def prometheus(request:Request):
-        if not authorized(request): return denied()
-        return Response(metrics.text(), media_type='text/plain; version=0.0.4')
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request, exc): return problem(422, 'invalid_request', 'the request does not match the API (see /openapi.json)')
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request, exc):
-        return problem(exc.status_code, 'not_found' if exc.status_code == 404 else 'http_error', str(exc.detail), headers=getattr(exc, 'headers', None))
-
-    @app.exception_handler(Exception)
-    async def internal(request, exc):
-        eid = error_id()
-        _log.error('unexpected error %s on %s', eid, request.url.path, exc_info=exc, extra={'voicerag': {'event': 'error', 'error_id': eid, 'error': type(exc).__name__}})
-        return problem(500, 'internal', 'something went wrong on our side', eid)
+    bearer = bearer_scheme(settings)
+    app.include_router(ask_router, dependencies=bearer)
+    app.include_router(audio_router, dependencies=bearer)
+    app.include_router(stream_router)
+    app.include_router(health_router)
+    app.include_router(metrics_router, dependencies=bearer)
+    for error, handler in ERROR_HANDLERS.items(): app.add_exception_handler(error, handler)
     return app
 
 def _version() -> str:
@@ -555,12 +702,14 @@ def _version() -> str:
 
 # %% ../../nbs/serving/92_serve.ipynb #c3004ed4
 class ServerThread:
-    "uvicorn serving `app` on a free loopback port in a background thread, as a context manager (notebooks, tests, embedding)."
+    """uvicorn serving `app` on a free loopback port in a background thread, as a context manager (notebooks, tests,
+    embedding)."""
     def __init__(self, app, port:int=0):
         import uvicorn
         from voicerag.core import free_port
         self.port = free_port(port)
-        self.server = uvicorn.Server(uvicorn.Config(app, host='127.0.0.1', port=self.port, log_config=None, access_log=False, lifespan='on'))
+        self.server = uvicorn.Server(uvicorn.Config(app, host='127.0.0.1', port=self.port, log_config=None,
+                                                    access_log=False, lifespan='on'))
         self.thread = threading.Thread(target=self.server.run, name='voicerag-serve', daemon=True)
 
     @property
@@ -570,7 +719,8 @@ class ServerThread:
         self.thread.start()
         deadline = time.monotonic() + 30
         while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline: raise VoiceragError(f'the server did not start on port {self.port}')
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise VoiceragError(f'the server did not start on port {self.port}')
             time.sleep(0.02)
         return self
 
@@ -580,10 +730,11 @@ class ServerThread:
 
 # %% ../../nbs/serving/92_serve.ipynb #0ea51339
 def serve(app, host:str='127.0.0.1', port:int=8000, grace_s:float=30.0):
-    "Run `app` with uvicorn until SIGINT or SIGTERM (in-flight requests get `grace_s` seconds to finish), or until its pipeline fails to load: then a `VoiceragError`."
+    """Run `app` with uvicorn until SIGINT or SIGTERM (in-flight requests get `grace_s` seconds to finish), or until its
+    pipeline fails to load: then a `VoiceragError`."""
     import uvicorn
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, timeout_graceful_shutdown=grace_s,
-                            server_header=False, lifespan='on')
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
+                            timeout_graceful_shutdown=grace_s, server_header=False, lifespan='on')
     server = uvicorn.Server(config)
     service = getattr(getattr(app, 'state', None), 'service', None)
     def stop_if_failed():
@@ -593,22 +744,3 @@ def serve(app, host:str='127.0.0.1', port:int=8000, grace_s:float=30.0):
     server.run()
     if service is not None and service.failure: raise VoiceragError(service.failure.message)
 
-def main(argv:list[str]|None=None) -> int:
-    "`voicerag-serve`: the HTTP API over one shared pipeline (loopback only unless VOICERAG_API_TOKEN is set); logs JSON lines at INFO."
-    from voicerag.core import run_main
-    parser = config_parser('voicerag-serve', main.__doc__, 'to serve')
-    parser.add_argument('--host', default='127.0.0.1')
-    parser.add_argument('--port', type=int, default=8000)
-    parser.add_argument('--workers', type=int, default=ServeSettings.workers, help='questions answered at once')
-    parser.add_argument('--queue', type=int, default=ServeSettings.queue, help='questions waiting beyond those (then 503)')
-    parser.add_argument('--timeout', type=float, default=ServeSettings.timeout_s, help='seconds per question (then 504)')
-    args = parser.parse_args(argv)
-    def run():
-        config = config_from(args)
-        settings = ServeSettings.from_env(workers=args.workers, queue=args.queue, timeout_s=args.timeout)
-        check_exposure(args.host, settings)
-        index = open_index(config)                   # missing or broken: one line, before anything else is printed
-        if not settings.token: print('voicerag-serve: no VOICERAG_API_TOKEN: serving on loopback only, without authentication', flush=True)
-        print(f'voicerag-serve: http://{args.host}:{args.port}/v1/ask (index {config.index_name!r}; /v1/ready says when it is loaded)', flush=True)
-        serve(create_app(pipeline_loader(config, index), settings), args.host, args.port)
-    return run_main(run, level='INFO', fmt='json')        # a service logs one JSON line per request by default

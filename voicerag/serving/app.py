@@ -5,6 +5,7 @@
 # %% ../../nbs/serving/91_app.ipynb #cbe2fb71
 from __future__ import annotations
 import html, os, time
+from pathlib import Path
 import anywidget, traitlets
 import ipywidgets as widgets
 from ..core import Config, Result, State, VoiceragError, answer_in_context
@@ -81,7 +82,8 @@ export default { render };
 """
 
 class Recorder(anywidget.AnyWidget):
-    "A microphone button that streams what it records: `on_start()`, then `on_chunk(bytes)` with 16-bit PCM (16 kHz mono) every 250 ms, then `on_end()`."
+    """A microphone button that streams what it records: `on_start()`, then `on_chunk(bytes)` with 16-bit PCM (16 kHz
+    mono) every 250 ms, then `on_end()`."""
     _esm = RECORDER_ESM
     max_seconds = traitlets.Float(30.0).tag(sync=True)
 
@@ -95,7 +97,8 @@ class Recorder(anywidget.AnyWidget):
         self.send({'kind': 'stop'})
 
     def _receive(self, widget, content, buffers):
-        "A custom message from the browser: `{'kind': 'start'}`, `{'kind': 'chunk'}` with the PCM as its one buffer, `{'kind': 'end'}`."
+        """A custom message from the browser: `{'kind': 'start'}`, `{'kind': 'chunk'}` with the PCM as its one buffer,
+        `{'kind': 'end'}`."""
         kind = content.get('kind') if isinstance(content, dict) else None
         if kind == 'chunk' and buffers and self.on_chunk is not None: self.on_chunk(bytes(buffers[0]))
         elif kind == 'start' and self.on_start is not None: self.on_start()
@@ -109,7 +112,8 @@ def _lang_attr(text:str) -> str:
     return ' lang="hi"' if text and dominant_script(text) == 'devanagari' else ''
 
 def answer_html(result:Result) -> str:
-    "The state, its message, the answer (a short one large, over its sentence with the answer marked), and for a voice question what was heard."
+    """The state, its message, the answer (a short one large, over its sentence with the answer marked), and for a voice
+    question what was heard."""
     esc = html.escape
     parts = []
     if 'transcript' in result.meta:
@@ -120,7 +124,8 @@ def answer_html(result:Result) -> str:
                  f'<span class="vr-message"{_lang_attr(result.message)}>{esc(result.message)}</span></div>')
     if result.answer:
         split = answer_in_context(result)
-        if split is None: parts.append(f'<div class="vr-answer-text"{_lang_attr(result.answer)}>{esc(result.answer)}</div>')
+        if split is None: parts.append(f'<div class="vr-answer-text"{_lang_attr(result.answer)}>{esc(result.answer)}'
+                                       '</div>')
         else:
             before, answer, after = split
             lang = _lang_attr(result.context)
@@ -130,20 +135,25 @@ def answer_html(result:Result) -> str:
     return '\n'.join(parts)
 
 def _context_span(result:Result, c, text:str) -> tuple[int, int]|None:
-    "The context's offsets in `text` when there is a context to show, its offsets contain citation `c`'s and hold `Result.context`; else None."
+    """The context's offsets in `text` when there is a context to show, its offsets contain citation `c`'s and hold
+    `Result.context`; else None."""
     cc = result.context_citation
-    if not (answer_in_context(result) and cc and c is result.citations[0] and cc.passage_id == c.passage_id): return None
-    if not (0 <= cc.start <= c.start <= c.end <= cc.end <= len(text)) or text[cc.start:cc.end] != result.context: return None
+    if not (answer_in_context(result) and cc and c is result.citations[0] and cc.passage_id == c.passage_id):
+        return None
+    if not (0 <= cc.start <= c.start <= c.end <= cc.end <= len(text)) or text[cc.start:cc.end] != result.context:
+        return None
     return cc.start, cc.end
 
 def citation_html(result:Result, passages:dict) -> str:
-    "Each cited passage with the cited span marked (inside its shaded sentence, for a short answer); a citation to an unknown passage says so instead of failing."
+    """Each cited passage with the cited span marked (inside its shaded sentence, for a short answer); a citation to an
+    unknown passage says so instead of failing."""
     esc = html.escape
     blocks = []
     for c in result.citations:
         passage = passages.get(c.passage_id)
         if passage is None:
-            blocks.append(f'<div class="vr-cite"><div class="vr-cite-head">{esc(c.passage_id)}: passage not in this index</div></div>')
+            blocks.append(f'<div class="vr-cite"><div class="vr-cite-head">{esc(c.passage_id)}: passage not in this '
+                          'index</div></div>')
             continue
         text = passage.text
         title = f'{esc(passage.title)} · ' if passage.title else ''
@@ -154,10 +164,10 @@ def citation_html(result:Result, passages:dict) -> str:
         else:
             s, e = span
             where = f'answer [{c.start}:{c.end}] · context [{s}:{e}]'
-            body = (f'{esc(text[:s])}<span class="vr-passage-context">{esc(text[s:c.start])}{marked}{esc(text[c.end:e])}</span>'
-                    f'{esc(text[e:])}')
-        blocks.append(f'<div class="vr-cite"><div class="vr-cite-head">{title}<code>{esc(c.passage_id)}</code> {where}</div>'
-                      f'<div class="vr-passage"{_lang_attr(text)}>{body}</div></div>')
+            body = (f'{esc(text[:s])}<span class="vr-passage-context">{esc(text[s:c.start])}{marked}'
+                    f'{esc(text[c.end:e])}</span>{esc(text[e:])}')
+        blocks.append(f'<div class="vr-cite"><div class="vr-cite-head">{title}<code>{esc(c.passage_id)}</code> '
+                      f'{where}</div><div class="vr-passage"{_lang_attr(text)}>{body}</div></div>')
     return '\n'.join(blocks)
 
 # %% ../../nbs/serving/91_app.ipynb #3611ec06
@@ -167,8 +177,9 @@ _STAGE_NAMES = {'stt': 'speech to text', 'llm': 'language model'}
 def _bars(timings:dict, css:str) -> str:
     top = max(timings.values(), default=0) or 1.0
     return ''.join(f'<div class="vr-bar-row"><span class="vr-bar-label">{html.escape(_STAGE_NAMES.get(k, k))}</span>'
-                   f'<span class="vr-bar-track"><span class="vr-bar {css}" style="width:{max(0.5, 100 * v / top):.1f}%"></span></span>'
-                   f'<span class="vr-bar-ms">{v:,.1f} ms</span></div>' for k, v in timings.items())
+                   f'<span class="vr-bar-track"><span class="vr-bar {css}" style="width:'
+                   f'{max(0.5, 100 * v / top):.1f}%"></span></span><span class="vr-bar-ms">{v:,.1f} ms</span></div>'
+                   for k, v in timings.items())
 
 def latency_html(timings:dict, wall_ms:float|None=None) -> str:
     "Per-stage latency bars: external stages (stt, llm) apart, then the answer path with its sum."
@@ -177,8 +188,10 @@ def latency_html(timings:dict, wall_ms:float|None=None) -> str:
     parts = ['<div class="vr-latency-chart">' + ('<div class="vr-latency-head">latency</div>' if timings else '')]
     for k, v in external.items(): parts.append(_bars({k: v}, f'vr-bar-{k}'))
     if path:
-        parts.append(f'<div class="vr-path-head">answer path: {sum(path.values()):,.1f} ms</div>' + _bars(path, 'vr-bar-path'))
-    if wall_ms is not None: parts.append(f'<div class="vr-wall">end to end, measured in the app: {wall_ms:,.1f} ms</div>')
+        parts.append(f'<div class="vr-path-head">answer path: {sum(path.values()):,.1f} ms</div>'
+                     + _bars(path, 'vr-bar-path'))
+    if wall_ms is not None: parts.append(f'<div class="vr-wall">end to end, measured in the app: {wall_ms:,.1f} '
+                                         'ms</div>')
     parts.append('</div>')
     return ''.join(parts)
 
@@ -209,12 +222,13 @@ STYLE = """<style>
 .vr-bar-ms { color: #444; white-space: nowrap; }
 .vr-path-head, .vr-wall { font-size: 12px; color: #333; margin: 6px 0 2px; }
 .vr-latency-head { font-weight: 600; margin: 10px 0 4px; }
-</style>"""
+</style>"""  # noqa: E501
 
 LANGUAGES = [('auto', 'auto'), ('हिन्दी', 'hi'), ('English', 'en')]
 
 class _Failed:
-    "A transcriber whose transcription is the error a stream already raised (so the pipeline ends in stt_failed saying it)."
+    """A transcriber whose transcription is the error a stream already raised (so the pipeline ends in stt_failed saying
+    it)."""
     name = 'stream'
     def __init__(self, error:VoiceragError): self.error = error
     def transcribe(self, audio:bytes, lang:str|None=None): raise self.error
@@ -223,9 +237,12 @@ class VoiceApp(widgets.VBox):
     "Ask by voice, audio file or text; see the answer, its citation and where the time went."
     def __init__(self, pipeline, transcriber, max_seconds:float=30.0):
         self.pipeline, self.transcriber, self.result = pipeline, transcriber, None
-        self.language = widgets.ToggleButtons(options=LANGUAGES, value='auto', description='language').add_class('vr-lang')
-        self.recorder, self._live = Recorder(on_start=self._listen, on_chunk=self._hear, on_end=self._answer_stream, max_seconds=max_seconds), None
-        self.upload = widgets.FileUpload(accept='audio/*', multiple=False, description='audio file').add_class('vr-upload')
+        self.language = widgets.ToggleButtons(options=LANGUAGES, value='auto',
+                                              description='language').add_class('vr-lang')
+        self.recorder, self._live = Recorder(on_start=self._listen, on_chunk=self._hear, on_end=self._answer_stream,
+                                             max_seconds=max_seconds), None
+        self.upload = widgets.FileUpload(accept='audio/*', multiple=False,
+                                         description='audio file').add_class('vr-upload')
         self.upload.observe(self._uploaded, 'value')
         self.question = widgets.Text(placeholder='…or type a question, in Hindi or English',
                                      layout=widgets.Layout(width='520px')).add_class('vr-question')
@@ -236,7 +253,8 @@ class VoiceApp(widgets.VBox):
         self.citation = widgets.HTML().add_class('vr-citation')
         self.latency = widgets.HTML().add_class('vr-latency')
         super().__init__([widgets.HTML(STYLE), self.language, widgets.HBox([self.recorder, self.upload]),
-                          widgets.HBox([self.question, self.ask_button]), self.status, self.answer, self.citation, self.latency])
+                          widgets.HBox([self.question, self.ask_button]), self.status, self.answer, self.citation,
+                          self.latency])
         self.add_class('vr-app')
 
     @property
@@ -251,12 +269,14 @@ class VoiceApp(widgets.VBox):
         return self._show(lambda: self.pipeline.ask_audio(audio, self.transcriber, self.lang))
 
     def _listen(self):
-        "The recorder started: open a stream, the server's or the local transcriber's (local Whisper decodes while it listens)."
+        """The recorder started: open a stream, the server's or the local transcriber's (local Whisper decodes while it
+        listens)."""
         from voicerag.voice.stt import open_stream
         if isinstance(self.pipeline, ServerPipeline): self._live = self.pipeline.stream(self.lang)
         else:
             self._live = open_stream(self.transcriber, self.lang)
-            self._live.on_text = lambda state: self._show_heard(state.text)      # each decode shown when done, not at the next chunk
+            # each decode shown when done, not at the next chunk
+            self._live.on_text = lambda state: self._show_heard(state.text)
         self._show_heard('')
 
     def _show_heard(self, text:str):
@@ -265,7 +285,8 @@ class VoiceApp(widgets.VBox):
         self.status.value = f'<span class="vr-partial">{heard}</span>'
 
     def _hear(self, chunk:bytes):
-        "A chunk from the recorder: feed it and show what was heard so far; once the speaker has paused, stop recording and answer."
+        """A chunk from the recorder: feed it and show what was heard so far; once the speaker has paused, stop
+        recording and answer."""
         if self._live is None: return
         try: state = self._live.feed(chunk)
         except VoiceragError as e:
@@ -278,13 +299,15 @@ class VoiceApp(widgets.VBox):
             self._answer_stream()
 
     def _answer_stream(self, failed:VoiceragError|None=None) -> Result|None:
-        "Answer the open stream (the button, the hands-free stop, or a chunk that failed with `failed`); nothing if none is open."
+        """Answer the open stream (the button, the hands-free stop, or a chunk that failed with `failed`); nothing if
+        none is open."""
         from voicerag.voice.stt import FinishStream
         live, self._live = self._live, None
         if live is None: return None
         if isinstance(live, ServerStream): return self._show(live.answer)
         if failed: live.on_text = None                  # an abandoned stream's worker shows nothing more
-        return self._show(lambda: self.pipeline.ask_audio(b'', _Failed(failed) if failed else FinishStream(live), self.lang))
+        return self._show(lambda: self.pipeline.ask_audio(b'', _Failed(failed) if failed else FinishStream(live),
+                                                          self.lang))
 
     def _uploaded(self, change):
         if not change['new']: return
@@ -294,7 +317,8 @@ class VoiceApp(widgets.VBox):
 
     def passages(self):
         "Where the cited passages are: the local index, or what a `ServerPipeline` received with its answers."
-        return self.pipeline.passages if isinstance(self.pipeline, ServerPipeline) else self.pipeline.retriever.index.passages
+        return (self.pipeline.passages if isinstance(self.pipeline, ServerPipeline)
+                else self.pipeline.retriever.index.passages)
 
     def _show(self, run) -> Result:
         self.status.value, self.ask_button.disabled = '<span class="vr-busy">working…</span>', True
@@ -313,19 +337,22 @@ class VoiceApp(widgets.VBox):
 WARM_UP_QUESTION = 'voicerag warm-up: which passage holds the answer to this sentence?'
 
 def warm_up(pipeline, transcriber):
-    "Load the models a question needs (the query encoder; a local Whisper model; the sound index of questions heard as Hindi) before the first question."
+    """Load the models a question needs (the query encoder; a local Whisper model; the sound index of questions heard as
+    Hindi) before the first question."""
     from voicerag.voice.stt import WhisperTranscriber, load_whisper
     pipeline.ask(WARM_UP_QUESTION)          # a question nobody asks, so the query cache holds no real one
     if pipeline.abstainer is not None and pipeline.abstainer.heard: pipeline.sound_search(WARM_UP_QUESTION)
     if isinstance(transcriber, WhisperTranscriber):
-        load_whisper(transcriber.model, transcriber.device, transcriber.compute_type, transcriber.cpu_threads, transcriber.cache_dir)
+        load_whisper(transcriber.model, transcriber.device, transcriber.compute_type, transcriber.cpu_threads,
+                     transcriber.cache_dir)
 
 def demo_app(config:Config|None=None) -> VoiceApp:
-    "The demo app: asking the server `VOICERAG_SERVER_URL` names (as `voicerag-demo` runs it), else a pipeline loaded here (warmed up)."
+    """The demo app: asking the server `VOICERAG_SERVER_URL` names (as `voicerag-demo` runs it), else a pipeline loaded
+    here (warmed up)."""
     config = config or Config.load(os.environ.get('VOICERAG_CONFIG') or None)
     if os.environ.get('VOICERAG_SERVER_URL'):             # a tab then holds widgets and an HTTP client, not the models
-        return VoiceApp(ServerPipeline(os.environ['VOICERAG_SERVER_URL'], os.environ.get('VOICERAG_API_TOKEN') or None), None,
-                        config.max_audio_seconds)
+        return VoiceApp(ServerPipeline(os.environ['VOICERAG_SERVER_URL'], os.environ.get('VOICERAG_API_TOKEN') or None),
+                        None, config.max_audio_seconds)
     from voicerag.serving.assembly import ensure_index, load_pipeline
     ensure_index(config)
     from voicerag.voice.stt import transcriber_or_unavailable

@@ -10,7 +10,8 @@ from pathlib import Path
 from ..core import Config, VoiceragError
 from ..corpus.data import default_corpus
 from ..retrieval.encoders import encoder_record, make_encoder
-from ..retrieval.index import IndexLoadError, Retriever, build_index, index_path, limit_blas_threads, load_index, save_index
+from ..retrieval.index import (IndexLoadError, Retriever, build_index, index_path, limit_blas_threads,
+                                      load_index, save_index)
 from ..paths import fitted_path, package_file
 from ..retrieval.rerank import Reranker, RerankingRetriever, rerank_path, reranker_fingerprint
 from ..answering.abstain import Abstainer, load_heard
@@ -25,14 +26,17 @@ __all__ = ['PORTABLE', 'ASKER_LANGS', 'INDEX_NAME', 'calibration_path', 'serving
            'build_named_index', 'ensure_index', 'load_pipeline']
 
 # %% ../../nbs/serving/16a_serving.ipynb #01fd8898
-_log = logging.getLogger('voicerag.serving.assembly')           # __name__ of the module; spelled out so the notebook logs under it too
+# __name__ of the module; spelled out so the notebook logs under it too
+_log = logging.getLogger('voicerag.serving.assembly')
 
 def calibration_path(config) -> Path:
-    "Where the abstainer of the index `config` names is kept (`voicerag.paths.fitted_path`): in the package for the default index."
+    """Where the abstainer of the index `config` names is kept (`voicerag.paths.fitted_path`): in the package for the
+    default index."""
     return fitted_path(config, 'calibration')
 
 def serving_retriever(index, encoder, config, reranker=None):
-    "A `Retriever` over `index`, wrapped by the re-ranker (`reranker`, or the one saved for the index) when `config.rerank`."
+    """A `Retriever` over `index`, wrapped by the re-ranker (`reranker`, or the one saved for the index) when
+    `config.rerank`."""
     retriever = Retriever(index, encoder, config)
     if not config.rerank: return retriever
     if reranker is None:
@@ -40,7 +44,8 @@ def serving_retriever(index, encoder, config, reranker=None):
         if not path.exists(): return retriever
         reranker = Reranker.load(path)                           # a damaged file is an error ...
         try: reranker.check(index, path.name)
-        except IndexLoadError as e:                              # ... one fitted for another encoder or corpus is not used
+        # ... one fitted for another encoder or corpus is not used
+        except IndexLoadError as e:
             warnings.warn(f'{e}; serving without it')
             return retriever
     return RerankingRetriever(retriever, reranker)
@@ -52,11 +57,14 @@ def portable_calibration_path() -> Path:
     return package_file('models', f'calibration_{PORTABLE}.json')
 
 def _own_abstainer(config, retriever, path:Path):
-    "The abstainer at `path` when it was fitted for exactly this encoder, index, re-ranker and corpus; else None (warned when it exists)."
+    """The abstainer at `path` when it was fitted for exactly this encoder, index, re-ranker and corpus; else None
+    (warned when it exists)."""
     if not path.exists(): return None
     abstainer = Abstainer.load(path)
-    expected = {'encoder': retriever.encoder.name, 'index': config.index_name, 'reranker': reranker_fingerprint(retriever)}
-    if 'corpus' in abstainer.meta: expected['corpus'] = retriever.index.manifest['corpus']['checksum']   # fitted by voicerag-calibrate
+    expected = {'encoder': retriever.encoder.name, 'index': config.index_name,
+                'reranker': reranker_fingerprint(retriever)}
+    # fitted by voicerag-calibrate
+    if 'corpus' in abstainer.meta: expected['corpus'] = retriever.index.manifest['corpus']['checksum']
     fitted = {k: abstainer.meta.get(k) for k in expected}
     if fitted != expected:
         warnings.warn(f'{path.name} was fitted for {fitted}, this pipeline is {expected}: not used; '
@@ -65,30 +73,34 @@ def _own_abstainer(config, retriever, path:Path):
     return abstainer
 
 def portable_abstainer(encoder_name:str, path=None) -> Abstainer|None:
-    "The portable abstainer (at `path`, default `portable_calibration_path`) when it was fitted for the encoder `encoder_name`; else None."
+    """The portable abstainer (at `path`, default `portable_calibration_path`) when it was fitted for the encoder
+    `encoder_name`; else None."""
     path = Path(path) if path is not None else portable_calibration_path()
     abstainer = Abstainer.load(path) if path.exists() else None
     return abstainer if abstainer is not None and abstainer.meta.get('encoder') == encoder_name else None
 
 def _portable_abstainer(retriever, path:Path):
-    "The portable abstainer at `path` when it was fitted for this encoder; else None, with a warning: the pipeline has only the floor."
+    """The portable abstainer at `path` when it was fitted for this encoder; else None, with a warning: the pipeline has
+    only the floor."""
     abstainer = portable_abstainer(retriever.encoder.name, path)
     if abstainer is None:
-        warnings.warn(f'no abstainer fits this index (encoder {retriever.encoder.name}): only the default retrieval floor '
-                      'declines; fit one with voicerag-calibrate')
+        warnings.warn(f'no abstainer fits this index (encoder {retriever.encoder.name}): only the default retrieval '
+                      'floor declines; fit one with voicerag-calibrate')
     return abstainer
 
 ASKER_LANGS = ('en', 'hi')    # the asker languages `pipeline.asker_language` tells apart: each has its own threshold
 
 def unfitted_langs(abstainer:Abstainer) -> tuple[str, ...]:
-    "The asker languages `abstainer` has no fit of its own for (`meta['fits']`, as `calibrate.fit_abstainer` writes it); none for a file without fits."
+    """The asker languages `abstainer` has no fit of its own for (`meta['fits']`, as `calibrate.fit_abstainer` writes
+    it); none for a file without fits."""
     fits = abstainer.meta.get('fits')
     return tuple(lang for lang in ASKER_LANGS if lang not in fits) if isinstance(fits, dict) else ()
 
 @dataclass
 class LanguageAbstainers:
-    """An index's own abstainer for the asker languages it was fitted on (`langs`), and the portable abstainer for every other:
-    each question is judged by, and `Result.meta['abstainer']['name']` names, the abstainer of its asker language."""
+    """An index's own abstainer for the asker languages it was fitted on (`langs`), and the portable abstainer for every
+    other: each question is judged by, and `Result.meta['abstainer']['name']` names, the abstainer of its asker
+    language."""
     own: Abstainer
     portable: Abstainer
     langs: frozenset                       # the asker languages `own` has a fit for
@@ -98,20 +110,25 @@ class LanguageAbstainers:
         return self.own if lang in self.langs else self.portable
 
     @property
-    def name(self) -> str: return f'{self.own.name} ({", ".join(sorted(self.langs))}), {self.portable.name} (other languages)'
+    def name(self) -> str:
+        return f'{self.own.name} ({", ".join(sorted(self.langs))}), {self.portable.name} (other languages)'
 
     @property
-    def rule(self) -> str: return self.own.rule if self.own.rule == self.portable.rule else f'{self.own.rule}+{self.portable.rule}'
+    def rule(self) -> str:
+        return self.own.rule if self.own.rule == self.portable.rule else f'{self.own.rule}+{self.portable.rule}'
 
     @property
     def thresholds(self) -> dict:
-        "Each asker language's threshold, from the abstainer that judges it ('default': the portable one's, for any other language)."
-        return {k: self.threshold_for(k) for k in dict.fromkeys([*ASKER_LANGS, *self.own.thresholds, *self.portable.thresholds])}
+        """Each asker language's threshold, from the abstainer that judges it ('default': the portable one's, for any
+        other language)."""
+        return {k: self.threshold_for(k)
+                for k in dict.fromkeys([*ASKER_LANGS, *self.own.thresholds, *self.portable.thresholds])}
 
     def threshold_for(self, lang:str) -> float: return self.judge(lang).threshold_for(lang)
 
     def score(self, confidence, query:str, lang:str|None=None) -> float:
-        "The judging abstainer's score for one search; without `lang`, the asker language is read from the query (`asker_language`)."
+        """The judging abstainer's score for one search; without `lang`, the asker language is read from the query
+        (`asker_language`)."""
         return self.judge(lang if lang is not None else asker_language(query)).score(confidence, query)
 
     def check(self, confidence, query:str, lang:str): return self.judge(lang).check(confidence, query, lang)
@@ -121,24 +138,27 @@ class LanguageAbstainers:
     @property
     def heard(self) -> dict:
         "Heard thresholds (`load_heard`) of the abstainer that judges each language."
-        return {lang: t for part in (self.own, self.portable) for lang, t in part.heard.items() if self.judge(lang) is part}
+        return {lang: t for part in (self.own, self.portable) for lang, t in part.heard.items()
+                if self.judge(lang) is part}
 
     @property
     def heard_by(self) -> str|None: return next((self.judge(lang).heard_by for lang in self.heard), None)
 
 def by_language(own:Abstainer, portable:Abstainer|None):
-    "`own`, with the asker languages it has no fit for judged by `portable` (`LanguageAbstainers`); `own` alone when it fits every one or there is no `portable`."
+    """`own`, with the asker languages it has no fit for judged by `portable` (`LanguageAbstainers`); `own` alone when
+    it fits every one or there is no `portable`."""
     if portable is None or not unfitted_langs(own): return own
     return LanguageAbstainers(own, portable, frozenset(own.meta['fits']))
 
 def heard_path() -> Path:
-    "The least sound margins of questions heard from speech, fitted on transcripts over the default index, alongside its abstainer (`15b_spoken_hindi`)."
+    """The least sound margins of questions heard from speech, fitted on transcripts over the default index, alongside
+    its abstainer (`15b_spoken_hindi`)."""
     return package_file('models', 'heard.json')
 
 def load_abstainer(config, retriever, path=None, portable=None):
-    """The abstainer fitted for this retriever (`path`, default `calibration_path`), with the portable one (`portable`) for its encoder
-    judging the asker languages it has no fit for (`by_language`); else the portable one alone; else None, warned. The heard
-    thresholds (`heard_path`) are attached to the abstainer they were fitted for."""
+    """The abstainer fitted for this retriever (`path`, default `calibration_path`), with the portable one (`portable`)
+    for its encoder judging the asker languages it has no fit for (`by_language`); else the portable one alone; else
+    None, warned. The heard thresholds (`heard_path`) are attached to the abstainer they were fitted for."""
     path = Path(path) if path is not None else calibration_path(config)
     portable = Path(portable) if portable is not None else portable_calibration_path()
     own = _own_abstainer(config, retriever, path)
@@ -146,13 +166,15 @@ def load_abstainer(config, retriever, path=None, portable=None):
     elif unfitted := unfitted_langs(own):
         chosen = by_language(own, portable_abstainer(retriever.encoder.name, portable))
         if chosen is own:
-            warnings.warn(f'{path.name} has no fit for {", ".join(unfitted)} questions and no portable abstainer fits encoder '
-                          f'{retriever.encoder.name}: they are judged by its strictest threshold ({own.thresholds["default"]:.3f}), '
-                          f'fitted on {", ".join(sorted(own.meta["fits"]))} questions; calibrate with {", ".join(unfitted)} questions too '
-                          f'(voicerag-calibrate --name {config.index_name})')
+            warnings.warn(f'{path.name} has no fit for {", ".join(unfitted)} questions and no portable abstainer fits '
+                          f'encoder {retriever.encoder.name}: they are judged by its strictest threshold '
+                          f'({own.thresholds["default"]:.3f}), fitted on {", ".join(sorted(own.meta["fits"]))} '
+                          f'questions; calibrate with {", ".join(unfitted)} questions too (voicerag-calibrate --name '
+                          f'{config.index_name})')
     else: chosen = own
     if chosen is None: return None
-    for part in ((chosen.own, chosen.portable) if isinstance(chosen, LanguageAbstainers) else (chosen,)): load_heard(part, heard_path())
+    for part in ((chosen.own, chosen.portable) if isinstance(chosen, LanguageAbstainers) else (chosen,)):
+        load_heard(part, heard_path())
     return chosen
 
 def load_reader(config) -> tuple:
@@ -161,40 +183,48 @@ def load_reader(config) -> tuple:
     return PassageReader(), Answerability.load()
 
 def served_pipeline(index, encoder, config, transcriber=None, reader=None, answerability=None) -> Pipeline:
-    "The extractive pipeline as served: re-ranked where the re-ranker wins, calibrated abstention, short answers and the answerability stage."
+    """The extractive pipeline as served: re-ranked where the re-ranker wins, calibrated abstention, short answers and
+    the answerability stage."""
     limit_blas_threads(config.blas_threads)                  # process-wide, so here, once: not in every Retriever
     retriever = serving_retriever(index, encoder, config)
     if reader is None: reader, answerability = load_reader(config)
     pipeline = Pipeline(retriever, abstainer=load_abstainer(config, retriever), k=config.top_k, transcriber=transcriber,
                         reader=reader, answerability=answerability)
-    record = {'index': config.index_name, 'encoder': encoder.name, 'encoder_compute': encoder_record(encoder).get('compute'),
-              'reranker': reranker_fingerprint(retriever),
+    record = {'index': config.index_name, 'encoder': encoder.name,
+              'encoder_compute': encoder_record(encoder).get('compute'), 'reranker': reranker_fingerprint(retriever),
               'abstainer': pipeline.abstainer.rule if pipeline.abstainer is not None else 'floor',
               'abstainer_name': pipeline.abstainer.name if pipeline.abstainer is not None else 'floor',
-              'reader': getattr(reader, 'name', None), 'answerability': answerability is not None, 'top_k': config.top_k}
-    _log.info('served pipeline: index %s, encoder %s, re-ranker %s, abstainer %s (%s), reader %s', record['index'], record['encoder'],
-              record['reranker'], record['abstainer_name'], record['abstainer'], record['reader'], extra={'voicerag': record})
+              'reader': getattr(reader, 'name', None), 'answerability': answerability is not None,
+              'top_k': config.top_k}
+    _log.info('served pipeline: index %s, encoder %s, re-ranker %s, abstainer %s (%s), reader %s', record['index'],
+              record['encoder'], record['reranker'], record['abstainer_name'], record['abstainer'], record['reader'],
+              extra={'voicerag': record})
     return pipeline
 
 # %% ../../nbs/serving/16a_serving.ipynb #4fec59f8
 INDEX_NAME = re.compile(r'[A-Za-z0-9][A-Za-z0-9._-]*')
 
 def default_index_path(config:Config) -> Path:
-    "The folder of the default index, which `ensure_index` builds from the vendored corpus; for another name a `VoiceragError` saying how to build it."
+    """The folder of the default index, which `ensure_index` builds from the vendored corpus; for another name a
+    `VoiceragError` saying how to build it."""
     folder = index_path(config)
     if config.index_name != Config.index_name:
         state = 'exists' if folder.is_dir() else 'is missing'
-        raise VoiceragError(f'index {config.index_name!r} {state} at {folder}, and only the default index is built from the vendored corpus: '
-                            f'build this one from your corpus with voicerag-build --corpus SRC --name {config.index_name}')
+        raise VoiceragError(f'index {config.index_name!r} {state} at {folder}, and only the default index is built '
+                            'from the vendored corpus: build this one from your corpus with voicerag-build --corpus '
+                            f'SRC --name {config.index_name}')
     return folder
 
 def named_index_path(config:Config) -> Path:
-    "The folder of an index of one's own corpus: `config.index_name` a plain folder name other than 'default', else a `VoiceragError`."
+    """The folder of an index of one's own corpus: `config.index_name` a plain folder name other than 'default', else a
+    `VoiceragError`."""
     name = config.index_name
     if name == Config.index_name:
-        raise VoiceragError(f'the index {name!r} is the vendored corpus: give your corpus another name (voicerag-build --corpus SRC --name NAME)')
+        raise VoiceragError(f'the index {name!r} is the vendored corpus: give your corpus another name (voicerag-build '
+                            '--corpus SRC --name NAME)')
     if not INDEX_NAME.fullmatch(name):
-        raise VoiceragError(f'index name {name!r}: use letters, digits, ".", "_" and "-", starting with a letter or a digit')
+        raise VoiceragError(f'index name {name!r}: use letters, digits, ".", "_" and "-", starting with a letter or a '
+                            'digit')
     return index_path(config)
 
 def _build_into(folder:Path, corpus, config:Config, progress:bool) -> Path:
@@ -206,7 +236,8 @@ def build_default_index(config:Config, progress:bool=True) -> Path:
     return _build_into(default_index_path(config), default_corpus(), config, progress)
 
 def build_named_index(config:Config, corpus, progress:bool=True) -> Path:
-    "Build and save the index of `corpus` under `config.index_name` (not 'default'), replacing an older one whole; returns its folder."
+    """Build and save the index of `corpus` under `config.index_name` (not 'default'), replacing an older one whole;
+    returns its folder."""
     return _build_into(named_index_path(config), corpus, config, progress)
 
 def ensure_index(config:Config) -> Path:
@@ -219,9 +250,11 @@ def ensure_index(config:Config) -> Path:
     return folder
 
 def load_pipeline(config:Config):
-    "The served pipeline over the index `config` names (built beforehand by `voicerag-build`): re-ranker, calibrated abstainer."
+    """The served pipeline over the index `config` names (built beforehand by `voicerag-build`): re-ranker, calibrated
+    abstainer."""
     folder = index_path(config)
-    if not folder.is_dir(): default_index_path(config)           # a missing index other than the default: say how to build it
+    # a missing index other than the default: say how to build it
+    if not folder.is_dir(): default_index_path(config)
     encoder = make_encoder(config.encoder, cache_size=config.query_cache_size)
     index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
     return served_pipeline(index, encoder, config)

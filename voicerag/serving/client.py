@@ -13,7 +13,8 @@ __all__ = ['ServerPipeline', 'ServerStream']
 
 # %% ../../nbs/serving/91a_client.ipynb #d5263451
 class ServerPipeline:
-    "A running voicerag-serve as a pipeline: `ask`/`ask_audio` return `Result`s; the passages they cite are kept in `passages`."
+    """A running voicerag-serve as a pipeline: `ask`/`ask_audio` return `Result`s; the passages they cite are kept in
+    `passages`."""
     def __init__(self, url:str, token:str|None=None, timeout:float=120.0, transport=None):
         self.url = url.rstrip('/')
         headers = {'Authorization': f'Bearer {token}'} if token else {}
@@ -24,24 +25,30 @@ class ServerPipeline:
         "The server's answer to a typed question (`request_id` is the server's to choose)."
         return self._post('/v1/ask', lang, json={'question': text, 'lang': lang, 'langs': langs, 'passages': True})
 
-    def ask_audio(self, audio:bytes, transcriber=None, lang:str|None=None, langs=None, request_id:str|None=None) -> Result:
+    def ask_audio(self, audio:bytes, transcriber=None, lang:str|None=None, langs=None,
+                  request_id:str|None=None) -> Result:
         "The server's answer to a recording, transcribed by the server's transcriber (`transcriber` is not used)."
         params = {'passages': '1', **({'lang': lang} if lang else {}), **({'langs': ','.join(langs)} if langs else {})}
-        return self._post('/v1/ask-audio', lang, content=bytes(audio), params=params, headers={'content-type': 'application/octet-stream'})
+        return self._post('/v1/ask-audio', lang, content=bytes(audio), params=params,
+                          headers={'content-type': 'application/octet-stream'})
 
     def ready(self) -> dict:
         "The server's `/v1/ready` answer (`ready` false with a `reason` when it cannot answer)."
         try: return self.http.get('/v1/ready').json()
-        except (httpx.HTTPError, ValueError) as e: return {'ready': False, 'reason': f'no answer from {self.url} ({type(e).__name__})'}
+        except (httpx.HTTPError, ValueError) as e:
+            return {'ready': False, 'reason': f'no answer from {self.url} ({type(e).__name__})'}
 
     def _post(self, path:str, lang:str|None, **request) -> Result:
         try: response = self.http.post(path, **request)
-        except httpx.HTTPError as e: return self._failed(f'the voicerag server at {self.url} did not answer ({type(e).__name__})', lang)
+        except httpx.HTTPError as e: return self._failed(f'the voicerag server at {self.url} did not answer '
+                                                         f'({type(e).__name__})', lang)
         try: body = response.json()
-        except ValueError: return self._failed(f'the voicerag server answered {response.status_code} without JSON', lang)
+        except ValueError:
+            return self._failed(f'the voicerag server answered {response.status_code} without JSON', lang)
         if not isinstance(body, dict) or 'state' not in body:
             detail = body.get('detail') if isinstance(body, dict) else None
-            return self._failed(f'the voicerag server refused the request ({response.status_code}: {detail or "no detail"})', lang)
+            return self._failed(f'the voicerag server refused the request ({response.status_code}: '
+                                f'{detail or "no detail"})', lang)
         return self._result(body)
 
     def _result(self, body:dict) -> Result:
@@ -67,15 +74,19 @@ class ServerStream:
     def __init__(self, pipeline:ServerPipeline, lang:str|None=None, langs=None, timeout:float=120.0):
         from urllib.parse import urlencode
         from websockets.sync.client import connect
-        query = urlencode({'passages': '1', **({'lang': lang} if lang else {}), **({'langs': ','.join(langs)} if langs else {})})
+        query = urlencode({'passages': '1', **({'lang': lang} if lang else {}),
+                           **({'langs': ','.join(langs)} if langs else {})})
         self.pipeline, self.lang, self.timeout, self.ended, self.failure = pipeline, lang, timeout, False, None
         auth = {k: v for k, v in pipeline.http.headers.items() if k.lower() == 'authorization'}
-        try: self.ws = connect(f"{pipeline.url.replace('http', 'ws', 1)}/v1/ask-stream?{query}", additional_headers=auth, open_timeout=timeout)
-        except (OSError, TimeoutError, WebSocketException) as e: self.ws, self.failure = None, f'the voicerag server at {pipeline.url} did not answer ({type(e).__name__})'
+        try: self.ws = connect(f"{pipeline.url.replace('http', 'ws', 1)}/v1/ask-stream?{query}",
+                               additional_headers=auth, open_timeout=timeout)
+        except (OSError, TimeoutError, WebSocketException) as e:
+            self.ws, self.failure = None, f'the voicerag server at {pipeline.url} did not answer ({type(e).__name__})'
 
     def feed(self, chunk:bytes) -> dict:
         "Send a chunk; the server's state after it (`ended` once it heard the speaker stop, or after a refusal)."
-        if self.failure or self.ended: return {'text': '', 'committed': '', 'speaking': False, 'ended': True, 'seconds': 0.0}
+        if self.failure or self.ended: return {'text': '', 'committed': '', 'speaking': False, 'ended': True,
+                                               'seconds': 0.0}
         message = self._exchange(lambda: self.ws.send(bytes(chunk)))
         if message.get('type') == 'partial': self.ended = message['ended']; return message
         return {'text': '', 'committed': '', 'speaking': False, 'ended': True, 'seconds': 0.0}
@@ -96,10 +107,13 @@ class ServerStream:
         "Do `send()`, then read the server's next message; a refusal or a lost connection becomes `failure`."
         import json
         try: send()
-        except WebSocketException: pass                # a server that refuses closes at once: its reason is still to be read
+        # a server that refuses closes at once: its reason is still to be read
+        except WebSocketException: pass
         try: message = json.loads(self.ws.recv(timeout=self.timeout))
         except (OSError, TimeoutError, ValueError, WebSocketException) as e:
-            self.failure = f'the voicerag server at {self.pipeline.url} stopped answering the stream ({type(e).__name__})'
+            self.failure = (f'the voicerag server at {self.pipeline.url} stopped answering the stream '
+                            f'({type(e).__name__})')
             return {}
-        if message.get('type') == 'error': self.failure = f"the voicerag server refused the stream ({message['error']}: {message['detail']})"
+        if message.get('type') == 'error':
+            self.failure = f"the voicerag server refused the stream ({message['error']}: {message['detail']})"
         return message

