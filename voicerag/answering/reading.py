@@ -15,7 +15,7 @@ from .reader import SITES, Encoded, ReaderTokens, ReaderWeights, merged_layers, 
 
 # %% auto #0
 __all__ = ['READ_BUDGET', 'READ_OVERLAP', 'MAX_SPAN_UNITS', 'SURE_SCORE', 'READING_FORMAT', 'windows', 'passage_windows',
-           'SpanNet', 'ReadingWeights', 'reading_path', 'span_scores', 'Found', 'PassageReader',
+           'SpanNet', 'ReadingWeights', 'reading_path', 'span_scores', 'Found', 'Inside', 'PassageReader',
            'reading_threshold_path', 'save_reading_threshold', 'load_reading_threshold', 'ReadAnswer', 'default_reader',
            'read_answer', 'squad_asks', 'reading_rows', 'row_scores', 'squad2_scores', 'best_threshold']
 
@@ -129,6 +129,19 @@ class Found:
 # %% ../../nbs/answering/13d_reading.ipynb #eda3cbad
 SURE_SCORE = 0.0     # a span above its window's own "no answer": the top passage answers, the next ones are not read
 
+@dataclass
+class Inside:
+    "One passage as `PassageReader.inspect` read it: the chosen window and what experiments look at inside it."
+    enc: Encoded               # the window the best span is in
+    states: np.ndarray         # its last hidden states (L, H), before the span head
+    starts: np.ndarray         # its start and end logits (L,)
+    ends: np.ndarray
+    first: int                 # the span's first and last token, counted from the window's first passage token
+    last: int
+    score: float               # the span's score against the window's "no answer", as `read` has it
+    start: int                 # the span's character offsets in the passage
+    end: int
+
 class PassageReader:
     """Serving: e5-small with the adapters merged into its weights; reads the question against every window of every
     passage in one batch."""
@@ -168,6 +181,17 @@ class PassageReader:
         best = rest if rest.score > first.score else first
         return replace(best, windows=first.windows + rest.windows, tokens=first.tokens + rest.tokens,
                        read=len(passages))
+
+    def inspect(self, question:str, text:str) -> Inside|None:
+        """`text` read as `read` reads one passage, with the chosen window's states and logits kept (the experiments
+        of `13d_reading` and `13e_training`); None when it has no word to select."""
+        encs = [enc for _, enc in self._windows(question, [text])]
+        if not encs: return None
+        x, s, e = self._logits([enc.ids for enc in encs], states=True)
+        score, r, i, j = self._best(encs, s, e)
+        enc = encs[r]
+        start, end = enc.units[enc.tok_units[i]][0], enc.units[enc.tok_units[j]][1]
+        return Inside(enc, x[r], s[r], e[r], i, j, score, start, end)
 
     def _windows(self, question:str, passages:list[str]) -> list[tuple[int, Encoded]]:
         "(passage, window) for every window of `passages` with a word to select, the question before each."

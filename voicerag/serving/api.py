@@ -213,11 +213,8 @@ def pipeline_loader(config:Config, index):
     """What `Service` loads: the served pipeline over `index` (from `open_index`), and the configured transcriber,
     its model loaded (or `Unavailable`, saying why)."""
     def load():
-        from voicerag.retrieval.encoders import make_encoder
-        from voicerag.serving.assembly import served_pipeline
-        # not the index's: `Retriever` refuses it
-        encoder = make_encoder(config.encoder, cache_size=config.query_cache_size)
-        return served_pipeline(index, encoder, config), transcriber_or_unavailable(config, load=True)
+        from voicerag.serving.assembly import load_pipeline
+        return load_pipeline(config, index), transcriber_or_unavailable(config, load=True)
     return load
 
 # %% ../../nbs/serving/92_serve.ipynb #d65103ba

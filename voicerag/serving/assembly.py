@@ -249,12 +249,14 @@ def ensure_index(config:Config) -> Path:
         build_default_index(config)
     return folder
 
-def load_pipeline(config:Config):
+def load_pipeline(config:Config, index=None):
     """The served pipeline over the index `config` names (built beforehand by `voicerag-build`): re-ranker, calibrated
-    abstainer."""
-    folder = index_path(config)
-    # a missing index other than the default: say how to build it
-    if not folder.is_dir(): default_index_path(config)
+    abstainer. `index`: that index already read (the HTTP API opens it before it listens); the configured encoder
+    must be the one it was built with (`Retriever` refuses another)."""
     encoder = make_encoder(config.encoder, cache_size=config.query_cache_size)
-    index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
+    if index is None:
+        folder = index_path(config)
+        # a missing index other than the default: say how to build it
+        if not folder.is_dir(): default_index_path(config)
+        index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
     return served_pipeline(index, encoder, config)
