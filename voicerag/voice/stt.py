@@ -24,7 +24,7 @@ __all__ = ['STT_REASONS', 'SAMPLE_RATE', 'SILENCE_RMS', 'MIN_SECONDS', 'WHISPER_
            'suppressed_tokens', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber', 'MockTranscriber',
            'make_transcriber', 'Unavailable', 'transcriber_or_unavailable', 'pcm16_samples', 'SileroVAD', 'Endpointer',
            'StreamState', 'TranscriptStream', 'AudioStream', 'WhisperStream', 'open_stream', 'FinishStream',
-           'edit_distance', 'wer', 'cer']
+           'stream_through', 'edit_distance', 'wer', 'cer']
 
 # %% ../../nbs/voice/15_stt.ipynb #34e5ed05
 @dataclass
@@ -960,6 +960,20 @@ class FinishStream:
     def transcribe(self, audio:bytes=b'', lang:str|None=None) -> Transcript:
         "The stream's transcript (`audio` and `lang` are ignored: the stream has its audio and its language)."
         return self.stream.finish()
+
+# %% ../../nbs/voice/15_stt.ipynb #d185835f
+def stream_through(stream:AudioStream, samples:np.ndarray, chunk_s:float=0.25, settle:bool=False) -> list[StreamState]:
+    """Feed `samples` as 16-bit PCM chunks of `chunk_s` s, as a browser sends them; the state after each (with `settle`,
+    once the worker is done with it)."""
+    pcm = (np.clip(samples, -1, 1) * 32767).astype('<i2')
+    n = int(chunk_s * SAMPLE_RATE)
+    def fed(chunk:bytes) -> StreamState:
+        state = stream.feed(chunk)
+        if not settle: return state
+        stream.settle()
+        return stream.state
+    return [fed(pcm[i:i + n].tobytes()) for i in range(0, len(pcm), n)]
+
 
 # %% ../../nbs/voice/15_stt.ipynb #ef66a2dd
 from ..text import normalize, tokenize
