@@ -3,7 +3,7 @@ home.
 
 The served index is small and built with the hashing encoder and no reader, so that thousands of requests take seconds:
 these tests check the server (endpoints, states, auth, limits, bad bodies, load, soak, faults, shutdown), not the
-models. `nbs/serving/92_serve.ipynb` measures the real pipeline over HTTP."""
+models. `nbs/experiments/92_serve_measured.ipynb` measures the real pipeline over HTTP."""
 import concurrent.futures as cf, json, os, random, shutil, signal, socket, subprocess, sys, time
 from contextlib import contextmanager
 from pathlib import Path
