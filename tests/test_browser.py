@@ -8,9 +8,9 @@ import os, shutil, signal, subprocess, sys, time, wave
 from pathlib import Path
 from urllib.parse import urlsplit
 import pytest
+from pagewatch import LOOPBACK, Watch
 
 CHROMIUM = Path('/usr/bin/chromium')
-LOOPBACK = {'127.0.0.1', 'localhost', '::1'}
 
 QUESTION = 'How many points did the Panthers defense surrender?'       # XQuAD; the default index answers it
 # the short answer, and what its sentence says around it
@@ -88,28 +88,6 @@ def browser(playwright, spoken_question):
     browser = _browser(playwright, spoken_question)
     yield browser
     browser.close()
-
-def _leaves_machine(url:str) -> bool:
-    "Whether loading `url` reaches beyond this machine: any host but loopback (data: and blob: URLs name no host)."
-    parts = urlsplit(url)
-    return parts.scheme not in ('data', 'blob', 'about') and parts.hostname not in LOOPBACK
-
-class Watch:
-    "Every URL a page requests (WebSockets too) and every error it reports, from before it loads."
-    def __init__(self, page):
-        self.urls, self.errors = [], []
-        page.on('request', lambda r: self.urls.append(r.url))
-        page.on('websocket', lambda ws: self.urls.append(ws.url))
-        page.on('console', self._console)
-        page.on('pageerror', lambda e: self.errors.append(f'uncaught: {e}'))
-
-    def _console(self, message):
-        if message.type == 'error': self.errors.append(f'{message.text} ({message.location.get("url")})')
-
-    def problems(self) -> list[str]:
-        "What the page did that the app must not: ask another host, or log an error."
-        return ([f'requested beyond this machine: {u}' for u in self.urls if _leaves_machine(u)] +
-                [f'console error: {e}' for e in self.errors])
 
 def _open(browser, url:str):
     "A page of the app, loaded and ready, and the `Watch` that has seen it from the first request on."

@@ -11,11 +11,11 @@ import functools, importlib, os, re, shutil, subprocess, sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 import pytest
+from pagewatch import Watch, leaves_machine
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 CHROMIUM = Path('/usr/bin/chromium')
-LOOPBACK = {'127.0.0.1', 'localhost', '::1'}
 PAGES = ['index.html', 'retrieval/04_bm25.html']          # the home page and one module's API page
 MODULE_FOLDERS = ('corpus', 'retrieval', 'answering', 'voice', 'serving', 'fitting')
 # what a browser fetches as it renders a page (an <a>'s href it does not)
@@ -43,18 +43,12 @@ def site(tmp_path_factory) -> Path:
     assert not beside, f"the build wrote beside the site (myst-nb's jupyter_execute?): {beside}"
     return out
 
-def _remote(url:str) -> bool:
-    "Whether fetching `url` would reach beyond this machine (a relative URL, file:, data:, blob: and about: do not)."
-    parts = urlsplit(url.strip())
-    if parts.scheme in ('', 'file', 'data', 'blob', 'about') and not parts.netloc: return False
-    return parts.hostname not in LOOPBACK
-
 def remote_loads(html:str) -> list[str]:
     "What a page would fetch from another host: scripts, styles, fonts, images, frames, media."
     from bs4 import BeautifulSoup
     soup = BeautifulSoup(html, 'html.parser')
     found = [f'<{tag} {attr}="{el[attr]}">' for tag, attr in LOADED.items()
-             for el in soup.find_all(tag) if el.get(attr) and _remote(el[attr])]
+             for el in soup.find_all(tag) if el.get(attr) and leaves_machine(el[attr])]
     return found + [f'url({m.group(1)}) in a style' for m in STYLE_URL.finditer(html)]
 
 def test_remote_loads_are_found():
@@ -101,19 +95,6 @@ def test_readme_links_reach_the_page_sources():
     assert any(link.startswith('nbs/') for link in relative), f'the README links to no docs page: {links}'
     missing = [link for link in relative if not (ROOT/link).is_file()]
     assert not missing, f'README links to missing files: {missing}'
-
-class Watch:
-    "Every URL a page requests and every error it reports, from before it loads."
-    def __init__(self, page):
-        self.urls, self.errors = [], []
-        page.on('request', lambda r: self.urls.append(r.url))
-        page.on('websocket', lambda ws: self.urls.append(ws.url))
-        page.on('console', lambda m: m.type == 'error' and self.errors.append(f'{m.text} ({m.location.get("url")})'))
-        page.on('pageerror', lambda e: self.errors.append(f'uncaught: {e}'))
-
-    def problems(self) -> list[str]:
-        return ([f'requested beyond this machine: {u}' for u in self.urls if _remote(u)] +
-                [f'console error: {e}' for e in self.errors])
 
 @pytest.fixture(scope='module')
 def browser(playwright):
