@@ -6,10 +6,11 @@
 from __future__ import annotations
 import unicodedata
 import regex
+from .languages import LANGUAGES
 
 # %% auto #0
-__all__ = ['ZWNJ', 'ZWJ', 'ENGLISH_ABBREVIATIONS', 'HINDI_LETTER_NAMES', 'STOPWORDS', 'normalize', 'script_counts', 'scripts_of',
-           'dominant_script', 'token_spans', 'tokenize', 'sentence_spans', 'content_tokens']
+__all__ = ['ZWNJ', 'ZWJ', 'ENGLISH_ABBREVIATIONS', 'HINDI_LETTER_NAMES', 'FINAL_MARKS', 'STOPWORDS', 'normalize', 'script_counts',
+           'scripts_of', 'dominant_script', 'token_spans', 'tokenize', 'sentence_spans', 'content_tokens']
 
 # %% ../nbs/01_text.ipynb #489cd973
 ZWNJ, ZWJ = '\u200c', '\u200d'
@@ -66,7 +67,9 @@ u.s u.k a.m p.m'''.split())
 # English letters as spelled in Devanagari: initials such as 'जॉन एफ. केनेडी' (John F. Kennedy)
 HINDI_LETTER_NAMES = frozenset('''ए बी सी डी ई एफ जी एच आई जे के एल एम एन ओ पी क्यू आर एस टी यू वी डब्ल्यू एक्स
 वाई जेड ज़ेड डॉ प्रो श्री'''.split())
-_BOUNDARY = regex.compile(r'(?:\.(?:\s?\.)+|[.?!।॥]+)["\'”’)\]]*(?=\s+\S)')   # '. . .' is one mark
+# what ends a sentence besides '.': ? ! and the marks of every language of the table (the danda, Urdu's full stop...)
+FINAL_MARKS = '?!' + ''.join(dict.fromkeys(mark for lang in LANGUAGES.values() for mark in lang.sentence_ends))
+_BOUNDARY = regex.compile(rf'(?:\.(?:\s?\.)+|[.{FINAL_MARKS}]+)["\'”’)\]]*(?=\s+\S)')   # '. . .' is one mark
 _WORD_BEFORE = regex.compile(r'([\p{L}\p{M}.]+)\.+$')
 
 def _is_abbreviation(text:str, stop:int) -> bool:
@@ -87,7 +90,7 @@ def _next_starts_uppercase(text:str, pos:int) -> bool:
 
 def _is_sentence_end(text:str, m) -> bool:
     mark = m.group(0).rstrip('"\'”’)]')
-    if mark[-1] in '?!।॥': return True
+    if mark[-1] in FINAL_MARKS: return True
     # an ellipsis ends a sentence only before a capital
     if mark.count('.') >= 2: return _next_starts_uppercase(text, m.end())
     return not (_is_abbreviation(text, m.start() + 1) or _next_starts_lowercase(text, m.end()))
