@@ -253,10 +253,9 @@ def load_pipeline(config:Config, index=None):
     """The served pipeline over the index `config` names (built beforehand by `voicerag-build`): re-ranker, calibrated
     abstainer. `index`: that index already read (the HTTP API opens it before it listens); the configured encoder
     must be the one it was built with (`Retriever` refuses another)."""
+    folder = index_path(config)
+    # a missing index other than the default: say how to build it, before any model is loaded
+    if index is None and not folder.is_dir(): default_index_path(config)
     encoder = make_encoder(config.encoder, cache_size=config.query_cache_size)
-    if index is None:
-        folder = index_path(config)
-        # a missing index other than the default: say how to build it
-        if not folder.is_dir(): default_index_path(config)
-        index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
+    if index is None: index = load_index(folder, encoder_name=encoder.name, dense_backend=config.dense_backend)
     return served_pipeline(index, encoder, config)
