@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import voicerag.serving.assembly as serving
-from voicerag.answering.abstain import Abstainer
+from voicerag.answering.declining import Abstainer
 from voicerag.core import Config, Passage
 from voicerag.corpus.data import Corpus
 from voicerag.cli import calibrate as main

@@ -2,7 +2,7 @@
 
 Which passage languages are searched (`langs`) decides whether the re-ranker orders the hits (its file applies it per
 direction, 10_rerank), and with it the shape of `Search.confidence`: re-ranked (`rerank_top` a number), not re-ranked
-(`None`), or no re-ranker at all (no such key). The calibrated abstainer (11_calibrate) must handle all three; it once
+(`None`), or no re-ranker at all (no such key). The calibrated abstainer (11_declining) must handle all three; it once
 raised KeyError on the second, so `ask(q, langs=['en'])` ended in `State.error`.
 
 Every combination of asker language (forced 'en' or 'hi', or detected), `langs` and re-ranker (on or off) is asked, for
@@ -11,7 +11,7 @@ trained on it in a second), and over the served default index with its re-ranker
 missing (a fresh clone, or this file run alone) as every other test that needs it does.
 """
 import pytest
-from voicerag.answering.abstain import Abstainer
+from voicerag.answering.declining import Abstainer
 from voicerag.core import Config, Result, State
 from voicerag.corpus.data import load_default
 from voicerag.pipeline import Pipeline

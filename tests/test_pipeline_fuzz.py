@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from voicerag.answering.abstain import Abstainer
+from voicerag.answering.declining import Abstainer
 from voicerag.core import Config, Result, State
 from voicerag.corpus.data import load_default
-from voicerag.answering.answerability import Answerability
+from voicerag.answering.declining import Answerability
 from voicerag.pipeline import HEARD_ANSWERS, Pipeline
 from voicerag.serving.assembly import calibration_path
 from voicerag.answering.reading import PassageReader

@@ -214,7 +214,7 @@ def train(argv:list[str]|None=None) -> int:
 def calibrate(argv:list[str]|None=None) -> int:
     """`voicerag-calibrate`: fit the abstainer of the index `--name NAME` from labelled questions (`--questions FILE`,
     JSONL)."""
-    from voicerag.fitting.portable import calibrate_index, read_labelled, unfitted_notes
+    from voicerag.fitting.declining import calibrate_index, read_labelled, unfitted_notes
     parser = config_parser('voicerag-calibrate', calibrate.__doc__,
                            'to calibrate (built with voicerag-build --corpus SRC --name NAME)', required=True)
     parser.add_argument('--questions', required=True, metavar='FILE',

@@ -195,7 +195,7 @@ class RetrieverLike(Protocol):
 
 @runtime_checkable
 class AbstainerLike(Protocol):
-    "`Pipeline.abstainer` (`answering.abstain.Abstainer`): whether a search is in scope; each check gives a `Verdict`."
+    "`Pipeline.abstainer` (a `answering.declining.Abstainer`): whether a search is in scope; each check: a `Verdict`."
     @property
     def name(self) -> str: ...                                   # named in `Result.meta['abstainer']`
     @property
@@ -219,7 +219,7 @@ class ReaderLike(Protocol):
 
 @runtime_checkable
 class AnswerabilityLike(Protocol):
-    "`Pipeline.answerability` (`answering.answerability.Answerability`): whether a short answer answers the question."
+    "`Pipeline.answerability` (`answering.declining.Answerability`): whether a short answer answers the question."
     def probability(self, features:dict) -> float: ...
     def rule_for(self, lang:str, latin:bool=False) -> tuple[float, str]: ...    # the threshold, and whose it is
 
@@ -320,7 +320,7 @@ class Config:
     stt: str = 'whisper'                   # speech-to-text provider: 'whisper' (local), 'sarvam', 'elevenlabs', 'mock'
     whisper_model: str = ''                # faster-whisper model name or folder; '' = whisper-base from PyPI (offline)
     max_audio_seconds: float = 30.0        # longer recordings end in stt_failed
-    # short answers and the answerability stage (voicerag.answering.reading, voicerag.answering.answerability)
+    # short answers and the answerability stage (voicerag.answering.reading, voicerag.answering.declining)
     reader: bool = True
 
     @classmethod

@@ -8,18 +8,18 @@ import logging, time, uuid
 from dataclasses import dataclass, field
 from .core import Answer, Citation, Config, Hit, Result, StageTimer, State, VoiceragError
 from .core import AbstainerLike, AnswerabilityLike, ReaderLike, RetrieverLike, TranscriberLike
-from .text import dominant_script
-from .retrieval.router import romanized_hindi
+from .text import context_of, dominant_script
+from .retrieval.router import asker_language, romanized_hindi
 from .retrieval.romanized import hindi_sound_index, hindi_transliterator, romanize
 from .retrieval.index import Search, derived
-from .answering.guardrails import Thresholds, Verdict, check_grounding, check_query, check_retrieval
+from .answering.guardrails import Thresholds, Verdict, check_grounding, check_query
 from .answering.extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
-from .answering.answerability import answer_signals, context_of
+from .answering.declining import answer_signals, check_retrieval
 from .answering.generate import GenerationError, LLMClient, Unanswerable, generate_grounded, generate_open
 
 # %% auto #0
 __all__ = ['MESSAGES', 'HEARD_SENTENCE_MESSAGE', 'GUARDRAIL_MESSAGES', 'REQUEST_LOG_FIELDS', 'HEARD_ANSWERS', 'HEARD_ANSWER',
-           'READ_PASSAGES', 'message_for', 'asker_language', 'request_record', 'Pipeline']
+           'READ_PASSAGES', 'message_for', 'request_record', 'Pipeline']
 
 # %% ../nbs/16_pipeline.ipynb #ff611cae
 MESSAGES = {
@@ -71,12 +71,6 @@ def message_for(state:State, lang:str, verdict:Verdict|None=None) -> str:
         return GUARDRAIL_MESSAGES[verdict.reason][lang].format(**verdict.facts)
     return MESSAGES[state][lang]
 
-def asker_language(text:str, hint:str|None=None) -> str:
-    """'hi' or 'en': the hint when it is one of them, else 'hi' for Devanagari or Hindi in Latin letters
-    (`router.romanized_hindi`)."""
-    if hint in ('hi', 'en'): return hint
-    return 'hi' if isinstance(text, str) and (dominant_script(text) == 'devanagari' or romanized_hindi(text)) else 'en'
-
 # %% ../nbs/16_pipeline.ipynb #1df8bf12
 _log = logging.getLogger('voicerag.pipeline')    # __name__ of the module; spelled out so the notebook logs under it too
 
@@ -121,11 +115,11 @@ class Pipeline:
     open_llm: LLMClient|None = None            # the model client of the open-knowledge fallback; None disables it
     k: int = Config.top_k                      # passages retrieved per question: the default lives in Config only
     generative_passages: int = 3
-    abstainer: AbstainerLike|None = None       # a calibrated answering.abstain.Abstainer; None: the `thresholds` floor
+    abstainer: AbstainerLike|None = None       # an answering.declining.Abstainer; None: the `thresholds` floor
     transcriber: TranscriberLike|None = None   # the default speech-to-text of `ask_audio` (a voice.stt.Transcriber)
     reader: ReaderLike|None = None             # an answering.reading.PassageReader: picks the span in the top passages
     read_passages: int = READ_PASSAGES         # how many of the top documents the reader reads
-    answerability: AnswerabilityLike|None = None   # an answering.answerability.Answerability: declines non-answers
+    answerability: AnswerabilityLike|None = None   # an answering.declining.Answerability: declines non-answers
     # a question searched by sound is answered: 'sentence' (the one it sounds like) or 'reader' (a short span)
     heard_answer: str = HEARD_ANSWER
 

@@ -10,7 +10,7 @@ from .languages import LANGUAGES
 
 # %% auto #0
 __all__ = ['ZWNJ', 'ZWJ', 'ENGLISH_ABBREVIATIONS', 'HINDI_LETTER_NAMES', 'FINAL_MARKS', 'STOPWORDS', 'normalize', 'script_counts',
-           'scripts_of', 'dominant_script', 'token_spans', 'tokenize', 'sentence_spans', 'content_tokens']
+           'scripts_of', 'dominant_script', 'token_spans', 'tokenize', 'sentence_spans', 'context_of', 'content_tokens']
 
 # %% ../nbs/01_text.ipynb #489cd973
 ZWNJ, ZWJ = '\u200c', '\u200d'
@@ -118,6 +118,14 @@ def _strip_span(text:str, a:int, b:int) -> tuple[int, int]:
     while a < b and text[a].isspace(): a += 1
     while b > a and text[b - 1].isspace(): b -= 1
     return a, b
+
+# %% ../nbs/01_text.ipynb #fce45595
+def context_of(text:str, start:int, end:int) -> tuple[int, int]:
+    "The sentence (or run of sentences) of `text` holding the span [start, end): the answer's verbatim context."
+    spans = sentence_spans(text) or [(0, len(text))]
+    first = next((a for a, b in spans if a <= start < b), start)
+    last = next((b for a, b in spans if a < end <= b), end)
+    return min(first, start), max(last, end)
 
 # %% ../nbs/01_text.ipynb #b910687a
 STOPWORDS = {

@@ -15,8 +15,7 @@ from ..text import ZWJ, ZWNJ, STOPWORDS as TEXT_STOPWORDS, normalize, tokenize
 # %% auto #0
 __all__ = ['REFUSAL_STATES', 'MAX_QUERY_CHARS', 'INJECTION_RULES', 'GARBLED_RULES', 'DEFAULT_TOP_SCORE', 'DEFAULT_MARGIN',
            'DEFAULT_MIN_COVERAGE', 'STOPWORDS', 'Verdict', 'fold_for_matching', 'injection_attempt', 'garbled_rule',
-           'check_query', 'Thresholds', 'check_retrieval', 'number_values', 'grounding_tokens', 'source_index',
-           'check_grounding']
+           'check_query', 'Thresholds', 'number_values', 'grounding_tokens', 'source_index', 'check_grounding']
 
 # %% ../../nbs/answering/12_guardrails.ipynb #2e312681
 REFUSAL_STATES = {
@@ -25,7 +24,7 @@ REFUSAL_STATES = {
     'no_context': State.refused_no_context, 'ambiguous': State.refused_ambiguous,
     'empty_answer': State.refused_ungrounded, 'number_not_in_source': State.refused_ungrounded,
     'low_coverage': State.refused_ungrounded,
-    'unanswerable': State.refused_unanswerable,       # the answerability stage (voicerag.answering.answerability)
+    'unanswerable': State.refused_unanswerable,       # the answerability stage (voicerag.answering.declining)
 }
 
 @dataclass(frozen=True)
@@ -334,29 +333,6 @@ class Thresholds:
     def margin_for(self, lang:str='') -> float: return self.margin.get(lang, self.margin['default'])
 
 _THRESHOLD_FIELDS = ('top_score', 'margin', 'min_coverage', 'max_query_chars')
-
-# %% ../../nbs/answering/12_guardrails.ipynb #8cb27743
-def _signal(confidence:Mapping, key:str) -> float|None:
-    value = confidence.get(key)
-    if value is None: return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f'confidence[{key!r}] must be a number or None, got {value!r}')
-    return None if math.isnan(value) else float(value)
-
-def check_retrieval(confidence:Mapping, thresholds:Thresholds|None=None, lang:str='',
-                    same_document:bool=False) -> Verdict:
-    "Post-retrieval check: `no_context` below the top-score floor, `ambiguous` when two different documents tie."
-    thresholds = thresholds or Thresholds()
-    top, margin = _signal(confidence, 'top_score'), _signal(confidence, 'margin')
-    if margin is not None and margin < 0: raise ValueError(f'confidence margin must be >= 0, got {margin}')
-    floor, gap = thresholds.top_score_for(lang), thresholds.margin_for(lang)
-    if top is None or top < floor:
-        return _refused('no_context', 'Nothing in the documents matches the question well enough.', top_score=top,
-                        threshold=floor)
-    if margin is not None and margin < gap and not same_document:
-        return _refused('ambiguous', 'Several documents match the question equally well; please make it more specific.',
-                       margin=margin, threshold=gap)
-    return _passed(top_score=top, margin=margin)
 
 # %% ../../nbs/answering/12_guardrails.ipynb #cdec9f76
 _NUMBER = regex.compile(r'\p{Nd}+(?:[.,]\p{Nd}+)*')

@@ -19,7 +19,7 @@ from ..retrieval.index import MODES, Retriever, index_path, load_index
 from .runs import DIRECTIONS, latency_summary, machine_facts, run_direction, score_runs
 from ..metrics import (CORRECT_F1, answer_precision, auroc, bootstrap_ci, contains_answer, exact_match,
                               paired_bootstrap, risk_coverage, squad_f1, system_aurc, system_risk_coverage)
-from .calibrate import calibration_retriever, held_out_articles
+from .declining import calibration_retriever, held_out_articles
 from ..retrieval.rerank import RerankingRetriever, reranker_fingerprint
 from ..pipeline import Pipeline
 from ..answering.reading import load_reading_threshold, reading_rows, row_scores, squad2_scores, squad_asks

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import regex
 from ..core import Config
-from ..text import scripts_of
+from ..text import dominant_script, scripts_of
 
 # %% auto #0
-__all__ = ['question_type', 'romanized_hindi', 'Plan', 'route']
+__all__ = ['ASKER_LANGS', 'question_type', 'romanized_hindi', 'asker_language', 'Plan', 'route']
 
 # %% ../../nbs/retrieval/08_router.ipynb #158c0682
 _TYPE_RULES = [
@@ -44,6 +44,15 @@ def romanized_hindi(text:str) -> bool:
     words = _ASCII_WORD.findall(text.lower())
     hindi = sum(w in HINDI_MARKERS for w in words)
     return hindi > 0 and hindi > sum(w in ENGLISH_MARKERS for w in words)
+
+# %% ../../nbs/retrieval/08_router.ipynb #1fb4c962
+ASKER_LANGS = ('en', 'hi')    # the asker languages `asker_language` tells apart: each has its own threshold
+
+def asker_language(text:str, hint:str|None=None) -> str:
+    """'hi' or 'en': the hint when it is one of them, else 'hi' for Devanagari or Hindi in Latin letters
+    (`router.romanized_hindi`)."""
+    if hint in ASKER_LANGS: return hint
+    return 'hi' if isinstance(text, str) and (dominant_script(text) == 'devanagari' or romanized_hindi(text)) else 'en'
 
 # %% ../../nbs/retrieval/08_router.ipynb #d9b5b3f2
 @dataclass(frozen=True)

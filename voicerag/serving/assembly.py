@@ -5,7 +5,6 @@
 # %% ../../nbs/serving/16a_serving.ipynb #796abfc6
 from __future__ import annotations
 import logging, re, warnings
-from dataclasses import dataclass
 from pathlib import Path
 from ..core import Config, VoiceragError
 from ..corpus.data import default_corpus
@@ -14,16 +13,15 @@ from ..retrieval.index import (IndexLoadError, Retriever, build_index, index_pat
                                       load_index, save_index)
 from ..paths import fitted_path, package_file
 from ..retrieval.rerank import Reranker, RerankingRetriever, rerank_path, reranker_fingerprint
-from ..answering.abstain import Abstainer, load_heard
 from ..answering.reading import PassageReader
-from ..answering.answerability import Answerability
-from ..pipeline import Pipeline, asker_language
+from ..answering.declining import Abstainer, Answerability, LanguageAbstainers, by_language, heard_path
+from ..answering.declining import load_heard, unfitted_langs
+from ..pipeline import Pipeline
 
 # %% auto #0
-__all__ = ['PORTABLE', 'ASKER_LANGS', 'INDEX_NAME', 'calibration_path', 'serving_retriever', 'portable_calibration_path',
-           'portable_abstainer', 'unfitted_langs', 'LanguageAbstainers', 'by_language', 'heard_path', 'load_abstainer',
-           'load_reader', 'served_pipeline', 'default_index_path', 'named_index_path', 'build_default_index',
-           'build_named_index', 'ensure_index', 'load_pipeline']
+__all__ = ['PORTABLE', 'INDEX_NAME', 'calibration_path', 'serving_retriever', 'portable_calibration_path', 'portable_abstainer',
+           'load_abstainer', 'load_reader', 'served_pipeline', 'default_index_path', 'named_index_path',
+           'build_default_index', 'build_named_index', 'ensure_index', 'load_pipeline']
 
 # %% ../../nbs/serving/16a_serving.ipynb #01fd8898
 # __name__ of the module; spelled out so the notebook logs under it too
@@ -50,7 +48,7 @@ def serving_retriever(index, encoder, config, reranker=None):
             return retriever
     return RerankingRetriever(retriever, reranker)
 
-PORTABLE = 'portable'         # the abstainer for an index that has none of its own (11a_portable)
+PORTABLE = 'portable'         # the abstainer for an index that has none of its own (fitting.declining)
 
 def portable_calibration_path() -> Path:
     "The portable abstainer shipped in the package: fitted on evidence every index has (no re-ranker), for one encoder."
@@ -87,73 +85,6 @@ def _portable_abstainer(retriever, path:Path):
         warnings.warn(f'no abstainer fits this index (encoder {retriever.encoder.name}): only the default retrieval '
                       'floor declines; fit one with voicerag-calibrate')
     return abstainer
-
-ASKER_LANGS = ('en', 'hi')    # the asker languages `pipeline.asker_language` tells apart: each has its own threshold
-
-def unfitted_langs(abstainer:Abstainer) -> tuple[str, ...]:
-    """The asker languages `abstainer` has no fit of its own for (`meta['fits']`, as `calibrate.fit_abstainer` writes
-    it); none for a file without fits."""
-    fits = abstainer.meta.get('fits')
-    return tuple(lang for lang in ASKER_LANGS if lang not in fits) if isinstance(fits, dict) else ()
-
-@dataclass
-class LanguageAbstainers:
-    """An index's own abstainer for the asker languages it was fitted on (`langs`), and the portable abstainer for every
-    other: each question is judged by, and `Result.meta['abstainer']['name']` names, the abstainer of its asker
-    language."""
-    own: Abstainer
-    portable: Abstainer
-    langs: frozenset                       # the asker languages `own` has a fit for
-
-    def judge(self, lang:str) -> Abstainer:
-        "The abstainer that judges questions asked in `lang`."
-        return self.own if lang in self.langs else self.portable
-
-    @property
-    def name(self) -> str:
-        return f'{self.own.name} ({", ".join(sorted(self.langs))}), {self.portable.name} (other languages)'
-
-    @property
-    def rule(self) -> str:
-        return self.own.rule if self.own.rule == self.portable.rule else f'{self.own.rule}+{self.portable.rule}'
-
-    @property
-    def thresholds(self) -> dict:
-        """Each asker language's threshold, from the abstainer that judges it ('default': the portable one's, for any
-        other language)."""
-        return {k: self.threshold_for(k)
-                for k in dict.fromkeys([*ASKER_LANGS, *self.own.thresholds, *self.portable.thresholds])}
-
-    def threshold_for(self, lang:str) -> float: return self.judge(lang).threshold_for(lang)
-
-    def score(self, confidence, query:str, lang:str|None=None) -> float:
-        """The judging abstainer's score for one search; without `lang`, the asker language is read from the query
-        (`asker_language`)."""
-        return self.judge(lang if lang is not None else asker_language(query)).score(confidence, query)
-
-    def check(self, confidence, query:str, lang:str): return self.judge(lang).check(confidence, query, lang)
-
-    def check_heard(self, margin:float, lang:str): return self.judge(lang).check_heard(margin, lang)
-
-    @property
-    def heard(self) -> dict:
-        "Heard thresholds (`load_heard`) of the abstainer that judges each language."
-        return {lang: t for part in (self.own, self.portable) for lang, t in part.heard.items()
-                if self.judge(lang) is part}
-
-    @property
-    def heard_by(self) -> str|None: return next((self.judge(lang).heard_by for lang in self.heard), None)
-
-def by_language(own:Abstainer, portable:Abstainer|None):
-    """`own`, with the asker languages it has no fit for judged by `portable` (`LanguageAbstainers`); `own` alone when
-    it fits every one or there is no `portable`."""
-    if portable is None or not unfitted_langs(own): return own
-    return LanguageAbstainers(own, portable, frozenset(own.meta['fits']))
-
-def heard_path() -> Path:
-    """The least sound margins of questions heard from speech, fitted on transcripts over the default index, alongside
-    its abstainer (`15b_spoken_hindi`)."""
-    return package_file('models', 'heard.json')
 
 def load_abstainer(config, retriever, path=None, portable=None):
     """The abstainer fitted for this retriever (`path`, default `calibration_path`), with the portable one (`portable`)
