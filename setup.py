@@ -35,6 +35,7 @@ setuptools.setup(
               + [f"{cfg['lib_path']}._data", f"{cfg['lib_path']}._demo"]),
     package_dir={f"{cfg['lib_path']}._data": 'data', f"{cfg['lib_path']}._demo": cfg['nbs_path']},
     package_data={cfg['lib_path']: ['models/*.npz', 'models/*.json',     # reader, answerability, re-ranker, abstainer
+                                  'messages.json',                     # what the asker reads, per language (00b)
                                   'jupyter/voila/templates/*/*'],      # the app's Voila template (91_app)
                   f"{cfg['lib_path']}._data": ['*.gz', '*.jsonl', '*.txt', '*.md'],
                   f"{cfg['lib_path']}._demo": ['90_demo.ipynb']},

@@ -64,8 +64,8 @@ def test_english_only_leaves_hindi_to_the_portable_abstainer(home, tmp_path, mon
     done = calibrate(home, questions)            # the shipped portable abstainer is for e5, not for the hashing encoder
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f'wrote {calibration_path(config(home))}: en: threshold'), done.stdout
-    assert ('voicerag-calibrate: note: no labelled hi questions: hi questions will be judged by the strictest '
-            'threshold of this fit') in done.stderr
+    assert ('voicerag-calibrate: note: no labelled hi, mr, bn, as, gu, pa, or, ta, te, kn, ml, ur questions: they will '
+            'be judged by the strictest threshold of this fit') in done.stderr
     assert 'since no portable abstainer fits encoder hashing' in done.stderr, done.stderr
     fitted = Abstainer.load(calibration_path(config(home)))
     assert (fitted.name, sorted(fitted.meta['fits'])) == ('towns', ['en'])
@@ -93,5 +93,5 @@ def test_english_only_leaves_hindi_to_the_portable_abstainer(home, tmp_path, mon
         monkeypatch.setenv(k, v)
     capsys.readouterr()
     assert main(['--name', 'towns', '--questions', str(questions)]) == 0
-    assert ('voicerag-calibrate: note: no labelled hi questions: hi questions will be judged by the portable abstainer '
-            '(threshold 0.900), as before') in capsys.readouterr().err
+    assert ('voicerag-calibrate: note: no labelled hi, mr, bn, as, gu, pa, or, ta, te, kn, ml, ur questions: they will '
+            'be judged by the portable abstainer (threshold 0.900), as before') in capsys.readouterr().err

@@ -9,6 +9,7 @@ from pathlib import Path
 from .core import (Config, DataError, Result, VoiceragError, answer_in_context, config_from, config_parser,
                            free_port, run_main)
 from .corpus.data import load_default, describe
+from .languages import LANGUAGES
 from .paths import data_dir
 
 # %% auto #0
@@ -62,7 +63,7 @@ def build(argv:list[str]|None=None) -> int:
                         help='build only when the index is not there yet (make serve)')
     parser.add_argument('--corpus', metavar='SRC',
                         help='a folder of .txt/.md/.html/.pdf files, a .jsonl/.csv/.tsv/.parquet table, '
-                        'or msmarco-xi:LANG[:SPLIT] (default: the vendored corpus)')
+                        'msmarco-xi:LANG[:SPLIT], or xquad-in (default: the vendored corpus)')
     for flag, field in COLUMN_FLAGS.items():
         parser.add_argument(f'--{flag}-col', metavar='COLUMN',
                             help=f"the table's column of the passage {field} (default: {field})")
@@ -151,8 +152,9 @@ def ask(argv:list[str]|None=None) -> int:
     "`voicerag-ask`: answer one question over the default index (or `--name NAME`)."
     parser = config_parser('voicerag-ask', ask.__doc__, 'to ask')
     parser.add_argument('question')
-    parser.add_argument('--lang', choices=['en', 'hi'],
-                        help="the asker's language (default: from the question's script)")
+    parser.add_argument('--lang', choices=list(LANGUAGES), metavar='CODE',
+                        help="the asker's language, a code of the languages table: " + ', '.join(LANGUAGES)
+                             + " (default: identified from the question)")
     parser.add_argument('--json', action='store_true', help='print the Result as JSON')
     args = parser.parse_args(argv)
     def main():
@@ -357,7 +359,8 @@ def text_demo(config:Config, samples:bool=False, stdin=None, pipeline=None) -> i
         if samples: return min(question_loop(pipeline, DEMO_QUESTIONS)[1], 1)
         if typed:
             print(f'index {config.index_name!r}, {len(pipeline.retriever.index.passages):,} passages. '
-                  'Ask a question in English or Hindi; an empty line, Ctrl-D or Ctrl-C ends.'
+                  f'Ask a question in any of {len(LANGUAGES)} languages ({", ".join(LANGUAGES)}); '
+                  'an empty line, Ctrl-D or Ctrl-C ends.'
                   + ('\nFor example:\n' + '\n'.join(f'  {q}' for q in DEMO_QUESTIONS) if default else ''),
                   flush=True)
             if stdin is sys.stdin:

@@ -4,15 +4,19 @@
 
 # %% ../nbs/00b_languages.ipynb #1c4898a8
 from __future__ import annotations
-import functools
+import functools, json, string
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 import regex
+from .core import DataError
+from .paths import package_file
 
 # %% auto #0
-__all__ = ['LANGUAGES', 'SCRIPTS', 'ASSAMESE_LETTERS', 'HINDI_ONLY_WORDS', 'MARATHI_ONLY_WORDS', 'SHARED_SCRIPTS', 'Language',
-           'language', 'letters_by_script', 'script_of', 'bengali_or_assamese', 'lingua_hindi_or_marathi',
-           'hindi_or_marathi', 'identify_language']
+__all__ = ['LANGUAGES', 'SCRIPTS', 'ASSAMESE_LETTERS', 'HINDI_ONLY_WORDS', 'MARATHI_ONLY_WORDS', 'SHARED_SCRIPTS', 'MESSAGE_KEYS',
+           'Language', 'language', 'letters_by_script', 'script_of', 'bengali_or_assamese', 'lingua_hindi_or_marathi',
+           'hindi_or_marathi', 'identify_language', 'messages_path', 'check_messages', 'messages', 'message']
 
 # %% ../nbs/00b_languages.ipynb #8e94e9fe
 @dataclass(frozen=True)
@@ -102,3 +106,54 @@ def identify_language(text:str, stated:str|None=None) -> str|None:
     if script is None: return None
     if script in SHARED_SCRIPTS: return SHARED_SCRIPTS[script](text)
     return next(lang.code for lang in LANGUAGES.values() if lang.script == script)
+
+# %% ../nbs/00b_languages.ipynb #c7eba8ba
+MESSAGE_KEYS = ('answered', 'answered_open_llm', 'refused_no_context', 'refused_ambiguous', 'refused_unanswerable',
+                'refused_ungrounded', 'stt_failed', 'error', 'guardrail.empty', 'guardrail.too_long',
+                'guardrail.garbled', 'guardrail.injection', 'heard_sentence')
+
+def messages_path() -> Path:
+    "The messages of every language, shipped in the package."
+    return package_file('messages.json')
+
+def _placeholders(template:str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+def _check_language(code:str, table:Mapping, english:Mapping, path):
+    if not isinstance(table, Mapping) or set(table) != set(MESSAGE_KEYS):
+        keys = set(table) if isinstance(table, Mapping) else set()
+        raise DataError(f'messages for {code} must have exactly the keys of MESSAGE_KEYS (missing: '
+                        f'{sorted(set(MESSAGE_KEYS) - keys)}, extra: {sorted(keys - set(MESSAGE_KEYS))})', path=path,
+                        field=code)
+    for key in MESSAGE_KEYS:
+        text = table[key]
+        if not isinstance(text, str) or not text.strip():
+            raise DataError(f'message {key} for {code} must be non-empty text', path=path, field=f'{code}.{key}')
+        if _placeholders(text) != _placeholders(english[key]):
+            named = sorted(_placeholders(english[key]))
+            raise DataError(f'message {key} for {code} must name the placeholders {named}',
+                            path=path, field=f'{code}.{key}')
+
+def check_messages(table:Mapping, path=None) -> dict[str, dict[str, str]]:
+    """`table` ({language code: {key: message}}) as a dict when every language of `LANGUAGES`, and no other, has every
+    key of `MESSAGE_KEYS` and no other, each non-empty and naming English's placeholders; else a `DataError`."""
+    if not isinstance(table, Mapping): raise DataError('messages must be an object of languages', path=path)
+    unknown, missing = sorted(set(table) - set(LANGUAGES)), [code for code in LANGUAGES if code not in table]
+    if unknown: raise DataError(f"messages for {', '.join(unknown)}, which LANGUAGES does not have", path=path)
+    if missing: raise DataError(f"no messages for {', '.join(missing)}", path=path)
+    for code in LANGUAGES: _check_language(code, table[code], table['en'], path)
+    return {code: dict(table[code]) for code in LANGUAGES}
+
+@functools.cache
+def messages() -> dict[str, dict[str, str]]:
+    "Every language's messages, read once from `messages_path` and checked (`check_messages`)."
+    path = messages_path()
+    try: table = json.loads(path.read_text(encoding='utf-8'))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise DataError(f'cannot read the messages: {e}', path=path) from None
+    return check_messages(table, path)
+
+def message(key:str, lang:str, **facts) -> str:
+    "The message `key` in the asker's language `lang` (English for a code not in the table), `facts` filled in."
+    table = messages()
+    return table.get(lang, table['en'])[key].format(**facts)

@@ -78,8 +78,10 @@ def gold_coverage(prediction:str, golds:Sequence[str]) -> float:
 
 # %% ../nbs/17_metrics.ipynb #8c877ad4
 import re, string, unicodedata
+from .languages import LANGUAGES
 
-_ARTICLES = {'en': re.compile(r'\b(a|an|the)\b'), 'hi': None}     # MLQA: Hindi has no articles to remove
+# MLQA removes the articles of the languages that have them: of the languages table, English's; the others have none
+_ARTICLES = {code: None for code in LANGUAGES} | {'en': re.compile(r'\b(a|an|the)\b')}
 
 def _is_punct(ch:str) -> bool: return unicodedata.category(ch).startswith('P') or ch in string.punctuation
 

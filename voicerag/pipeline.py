@@ -8,6 +8,7 @@ import logging, time, uuid
 from dataclasses import dataclass, field
 from .core import Answer, Citation, Config, Hit, Result, StageTimer, State, VoiceragError
 from .core import AbstainerLike, AnswerabilityLike, ReaderLike, RetrieverLike, TranscriberLike
+from .languages import LANGUAGES, message
 from .text import context_of, dominant_script
 from .retrieval.router import asker_language, romanized_hindi
 from .retrieval.romanized import hindi_sound_index, hindi_transliterator, romanize
@@ -18,58 +19,13 @@ from .answering.declining import answer_signals, check_retrieval
 from .answering.generate import GenerationError, LLMClient, Unanswerable, generate_grounded, generate_open
 
 # %% auto #0
-__all__ = ['MESSAGES', 'HEARD_SENTENCE_MESSAGE', 'GUARDRAIL_MESSAGES', 'REQUEST_LOG_FIELDS', 'HEARD_ANSWERS', 'HEARD_ANSWER',
-           'READ_PASSAGES', 'message_for', 'request_record', 'Pipeline']
+__all__ = ['REQUEST_LOG_FIELDS', 'HEARD_ANSWERS', 'HEARD_ANSWER', 'READ_PASSAGES', 'message_for', 'request_record', 'Pipeline']
 
 # %% ../nbs/16_pipeline.ipynb #ff611cae
-MESSAGES = {
-    State.answered: {'en': 'Quoted word for word from the cited passage.',
-                     'hi': 'उत्तर उद्धृत अनुच्छेद से शब्दशः लिया गया है।'},
-    State.answered_open_llm: {'en': "The documents do not cover this. The answer below comes from a language model's "
-                                    "general knowledge and is not verified.",
-                              'hi': 'दस्तावेज़ों में इसका उत्तर नहीं है। '
-                                    'नीचे दिया गया उत्तर भाषा मॉडल के सामान्य ज्ञान से है और सत्यापित नहीं है।'},
-    State.refused_no_context: {'en': "I could not find this in the documents I have, so I won't guess.",
-                               'hi': 'मुझे यह मेरे पास मौजूद दस्तावेज़ों में नहीं मिला, '
-                                     'इसलिए मैं अनुमान नहीं लगाऊँगा।'},
-    State.refused_ambiguous: {'en': 'Several documents match this question equally well. Please make it more specific.',
-                              'hi': 'कई दस्तावेज़ इस प्रश्न से समान रूप से मेल खाते हैं। '
-                                    'कृपया प्रश्न को और स्पष्ट करें।'},
-    State.refused_unanswerable: {'en': "The documents discuss this, but none of them answers this exact question, "
-                                       "so I won't guess.",
-                                 'hi': 'दस्तावेज़ों में इस विषय की चर्चा है, पर इस सवाल का सटीक उत्तर उनमें नहीं है, '
-                                       'इसलिए मैं अनुमान नहीं लगाऊँगा।'},
-    State.refused_ungrounded: {'en': 'I found a possible answer but could not verify it against the source, '
-                                     'so I am not showing it.',
-                               'hi': 'मुझे एक संभावित उत्तर मिला, पर स्रोत से उसकी पुष्टि नहीं हो सकी, '
-                                     'इसलिए मैं उसे नहीं दिखा रहा हूँ।'},
-    State.stt_failed: {'en': 'I could not understand the audio. Please try speaking again.',
-                       'hi': 'मैं ऑडियो नहीं समझ सका। कृपया फिर से बोलें।'},
-    State.error: {'en': 'Something went wrong on our side. Please try again.',
-                  'hi': 'हमारी ओर से कुछ गड़बड़ हुई। कृपया फिर से प्रयास करें।'},
-}
-# an answer to a question heard as Hindi and searched by sound (always Hindi): "I heard the question only roughly:
-# this is the sentence of the cited passage that sounds most like it, quoted word for word."
-HEARD_SENTENCE_MESSAGE = ('मैंने प्रश्न पूरी तरह साफ़ नहीं सुना: '
-                          'यह उद्धृत अनुच्छेद का वह वाक्य है जो सुने गए प्रश्न से सबसे अधिक मिलता है, शब्दशः उद्धृत।')
-GUARDRAIL_MESSAGES = {
-    'empty': {'en': 'Please ask a question.', 'hi': 'कृपया एक प्रश्न पूछें।'},
-    'too_long': {'en': 'The question is too long: please ask it in fewer words (at most {max_chars:,} characters).',
-                 'hi': 'प्रश्न बहुत लंबा है: कृपया इसे कम शब्दों में पूछें (अधिकतम {max_chars:,} अक्षर)।'},
-    'garbled': {'en': 'I could not read that as a question. Please rephrase it.',
-                'hi': 'मैं इसे प्रश्न के रूप में नहीं पढ़ सका। कृपया इसे दूसरे शब्दों में पूछें।'},
-    'injection': {'en': 'This looks like an attempt to change my instructions, so I will not act on it. '
-                        'Please ask a question about the documents.',
-                  'hi': 'यह मेरे निर्देश बदलने का प्रयास लगता है, इसलिए मैं इस पर अमल नहीं करूँगा। '
-                        'कृपया दस्तावेज़ों के बारे में प्रश्न पूछें।'},
-}
-
 def message_for(state:State, lang:str, verdict:Verdict|None=None) -> str:
-    "The user-facing message for `state` in `lang` (Hindi or English)."
-    lang = lang if lang in ('en', 'hi') else 'en'
-    if state == State.refused_guardrail:
-        return GUARDRAIL_MESSAGES[verdict.reason][lang].format(**verdict.facts)
-    return MESSAGES[state][lang]
+    "The user-facing message for `state` in the asker's language `lang` (`languages.message`)."
+    if state == State.refused_guardrail: return message(f'guardrail.{verdict.reason}', lang, **verdict.facts)
+    return message(state.value, lang)
 
 # %% ../nbs/16_pipeline.ipynb #1df8bf12
 _log = logging.getLogger('voicerag.pipeline')    # __name__ of the module; spelled out so the notebook logs under it too
@@ -222,7 +178,7 @@ class Pipeline:
                         {'answered_by': 'sentence heard by sound', 'sentence_sound': round(cosine, 4)}, cited,
                         passage.text[a:b])
         return self._finish(State.answered, 'hi', timer, answer, confidence=confidence, meta=meta,
-                            message=HEARD_SENTENCE_MESSAGE)
+                            message=message('heard_sentence', 'hi'))
 
     def sound_search(self, text:str) -> tuple[list[Hit], dict]:
         """The `k` Hindi passages that sound most like `text` (`romanized.SoundIndex`, built once per index) as hits,
@@ -378,9 +334,9 @@ class Pipeline:
         except Exception as e:
             timer.ms['stt'] = (time.perf_counter() - t0) * 1e3
             why = str(e) if isinstance(e, VoiceragError) else 'the transcriber failed unexpectedly'
-            user_lang = lang if lang in ('en', 'hi') else 'en'
+            user_lang = lang if lang in LANGUAGES else 'en'
             return self._finish(State.stt_failed, user_lang, timer,
-                                message=f'{MESSAGES[State.stt_failed][user_lang]} ({why})',
+                                message=f"{message('stt_failed', user_lang)} ({why})",
                                 meta={'error': type(e).__name__, 'detail': why})
         stt_ms = (time.perf_counter() - t0) * 1e3
         heard = lang or getattr(transcript, 'lang', None)

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import unicodedata
 import regex
-from .languages import LANGUAGES
+from .languages import LANGUAGES, SCRIPTS
 
 # %% auto #0
 __all__ = ['ZWNJ', 'ZWJ', 'ENGLISH_ABBREVIATIONS', 'HINDI_LETTER_NAMES', 'FINAL_MARKS', 'STOPWORDS', 'normalize', 'script_counts',
@@ -29,10 +29,11 @@ def normalize(text:str) -> str:
     return _WHITESPACE.sub(' ', _INVISIBLE_JUNK.sub('', text)).strip()
 
 # %% ../nbs/01_text.ipynb #26d802f7
-_SCRIPTS = {'latin': regex.compile(r'(?=[\p{L}\p{M}])\p{Script=Latin}'),
-            'devanagari': regex.compile(r'(?=[\p{L}\p{M}])\p{Script=Devanagari}'),     # not its digits or dandas
-            # letters and marks of any other script; inherited combining marks take their base's script
-            'other': regex.compile(r'(?![\p{Script=Latin}\p{Script=Devanagari}\p{Script=Inherited}])[\p{L}\p{M}]')}
+# one pattern per script of the languages table, by its name in lower case ('latin', 'devanagari', 'bengali', ...);
+# 'other': letters and marks of any other script (inherited combining marks take their base's script)
+_SCRIPTS = {script.lower(): regex.compile(rf'(?=[\p{{L}}\p{{M}}])\p{{Script={script}}}') for script in SCRIPTS}
+_KNOWN = ''.join(rf'\p{{Script={script}}}' for script in (*SCRIPTS, 'Inherited'))
+_SCRIPTS['other'] = regex.compile(rf'(?![{_KNOWN}])[\p{{L}}\p{{M}}]')
 
 def script_counts(text:str) -> dict[str, int]:
     "How many letters and marks of each script `text` holds (scripts with none are left out)."
@@ -40,7 +41,7 @@ def script_counts(text:str) -> dict[str, int]:
     return {name: n for name, n in counts.items() if n}
 
 def scripts_of(text:str) -> frozenset:
-    "The set of scripts ('latin', 'devanagari', 'other') whose letters appear in `text`."
+    "The set of scripts ('latin', 'devanagari', 'tamil', ... or 'other') whose letters appear in `text`."
     return frozenset(name for name, pattern in _SCRIPTS.items() if pattern.search(text))
 
 def dominant_script(text:str) -> str|None:

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 import regex
 from ..core import DataError, State
-from ..text import ZWJ, ZWNJ, STOPWORDS as TEXT_STOPWORDS, normalize, tokenize
+from ..languages import LANGUAGES, SCRIPTS
+from ..text import ZWJ, ZWNJ, FINAL_MARKS, STOPWORDS as TEXT_STOPWORDS, normalize, tokenize
 
 # %% auto #0
 __all__ = ['REFUSAL_STATES', 'MAX_QUERY_CHARS', 'INJECTION_RULES', 'GARBLED_RULES', 'DEFAULT_TOP_SCORE', 'DEFAULT_MARGIN',
@@ -197,10 +198,11 @@ def injection_attempt(query:str, use_triggers:bool=True) -> str|None:
                  if (trigger is None or not use_triggers or trigger.search(folded)) and pattern.search(folded)), None)
 
 # %% ../../nbs/answering/12_guardrails.ipynb #c939423e
-_SUPPORTED_LETTER = regex.compile(r'(?V1)[[\p{Script=Latin}\p{Script=Devanagari}]&&[\p{L}\p{M}]]')
+# a letter or mark of a script of the languages table (`00b_languages`)
+_SUPPORTED_LETTER = regex.compile('(?V1)[[' + ''.join(rf'\p{{Script={s}}}' for s in SCRIPTS) + r']&&[\p{L}\p{M}]]')
 _ANY_LETTER = regex.compile(r'[\p{L}\p{M}]')
 _EMOJI = regex.compile(r'[\p{Extended_Pictographic}\p{Emoji_Modifier}\p{Regional_Indicator}\ufe0f\u20e3\u200d]')
-_FINAL_MARKS = '?!.।॥ '
+_FINAL_MARKS = '.' + FINAL_MARKS + ' '
 # UTF-8 read as Windows-1252 or Latin-1: a lead byte (Â..ï, 0xC2-0xEF) followed by a continuation byte
 # (0x80-0xBF, which Windows-1252 shows as € ‚ ƒ ... and Latin-1 as NBSP..¿), e.g. 'à¤' in Hindi, 'Ã©', 'Ð¸', 'â€'
 _CONTINUATION = ('\u00a0-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc\u2013\u2014\u2018-\u201e'
@@ -265,7 +267,8 @@ def garbled_rule(query:str) -> str|None:
 
 GARBLED_RULES = {
     'no_letters': 'it contains no words',
-    'unsupported_script': 'it is not written in Latin or Devanagari letters; this service answers in Hindi and English',
+    'unsupported_script': ('it is not written in the letters of a language this service answers in: '
+                           + ', '.join(lang.name for lang in LANGUAGES.values())),
     'mojibake': 'it looks like text decoded with the wrong character encoding',
     'sound_tag': 'it is a speech-to-text sound tag, not speech',
     'repeated_character': 'one character is repeated many times in a row',

@@ -18,15 +18,15 @@ from ..text import normalize
 
 # %% auto #0
 __all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'PASSAGE_FIELDS', 'SPLITS', 'DEFAULT_FRACTIONS',
-           'SQUAD2_UNANSWERABLE_FILE', 'SQUAD2_ARTICLES_FILE', 'SQUAD_DEV_FILES', 'SQUAD_TRAIN_FILE',
-           'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS', 'OPEN_QUESTION_FILES', 'MSMARCO_XI_BASE_URL',
-           'data_file', 'read_json', 'iter_jsonl', 'Corpus', 'passages_checksum', 'Query', 'Queries', 'Qrels',
-           'Dataset', 'read_squad', 'load_squad', 'load_xquad', 'iter_parquet', 'iter_msmarco_rows',
+           'SQUAD2_UNANSWERABLE_FILE', 'SQUAD2_ARTICLES_FILE', 'SQUAD_DEV_FILES', 'SQUAD_TRAIN_FILE', 'XQUAD_IN_LANGS',
+           'XORQA_IN_FILE', 'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS', 'OPEN_QUESTION_FILES',
+           'MSMARCO_XI_BASE_URL', 'data_file', 'read_json', 'iter_jsonl', 'Corpus', 'passages_checksum', 'Query',
+           'Queries', 'Qrels', 'Dataset', 'read_squad', 'load_squad', 'load_xquad', 'iter_parquet', 'iter_msmarco_rows',
            'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi', 'passage_columns', 'passage_from_row', 'add_row',
            'corpus_from_rows', 'split_groups', 'split_dataset', 'load_squad2_unanswerable', 'load_squad2_articles',
-           'load_natural_questions', 'content_sha256', 'recorded_sha256', 'load_open_questions', 'out_of_scope',
-           'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download', 'fetch_msmarco_xi', 'load_default',
-           'default_corpus', 'describe']
+           'load_xquad_in', 'load_xorqa_in', 'load_natural_questions', 'content_sha256', 'recorded_sha256',
+           'load_open_questions', 'out_of_scope', 'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download',
+           'fetch_msmarco_xi', 'load_default', 'default_corpus', 'describe']
 
 # %% ../../nbs/corpus/02_data.ipynb #4911ffa3
 def data_file(name:str, folder=None) -> Path:
@@ -652,6 +652,45 @@ def load_squad2_articles(folder=None, seed:int=0, fractions:Mapping[str, float]|
     return Dataset(name, Corpus(passages, name), Queries(queries), Qrels(qrels),
                    {'file': paths[0] if len(paths) == 1 else paths, 'split_universe': tuple(xq.queries.groups)})
 
+
+# %% ../../nbs/corpus/02_data.ipynb #006c576a
+XQUAD_IN_LANGS = ('as', 'bn', 'gu', 'hi', 'kn', 'ml', 'mr', 'or', 'pa', 'ta', 'te', 'ur')
+
+def load_xquad_in(langs:Iterable[str]=XQUAD_IN_LANGS, folder=None, english:bool=True) -> Dataset:
+    """XQuAD in `langs` from XQuAD-IN (files `xquad_in.{lang}.json[.gz]` in `folder`, default `data_dir()`), with
+    XQuAD's English when `english`: XQuAD's document ids, groups and question ids in every language."""
+    parts = [load_squad({lang: data_file(f'xquad_in.{lang}.json', folder)}, name='xquad') for lang in langs]
+    if english: parts.insert(0, load_xquad(('en',), folder))
+    return Dataset('xquad_in', Corpus((p for ds in parts for p in ds.corpus), 'xquad_in'),
+                   Queries([q for ds in parts for q in ds.queries]),
+                   Qrels({qid: docs for ds in parts for qid, docs in ds.qrels.items()}),
+                   {'languages': (('en',) if english else ()) + tuple(langs)})
+
+# %% ../../nbs/corpus/02_data.ipynb #242ae6fb
+XORQA_IN_FILE = 'xorqa_in_dev.json'
+
+def load_xorqa_in(folder=None) -> Dataset:
+    """XorQA-IN's dev split (`XORQA_IN_FILE` in `folder`, default `data_dir()`): English passages, the questions in
+    twelve languages, and each question's passage; gold answers are the English spans."""
+    path = data_file(XORQA_IN_FILE, folder)
+    doc = _need(read_json(path), dict, path, '<root>')
+    passages = [Passage(f"xorqa/{k}@en", _text(_field(p, 'text', str, path, f'passages[{k}]'), path, None,
+                                                 f'passages[{k}].text'), 'en', f'xorqa/{k}', str(p.get('title', '')))
+                for k, p in enumerate(_field(doc, 'passages', list, path, ''))]
+    queries, qrels = [], {}
+    for i, q in enumerate(_field(doc, 'questions', list, path, '')):
+        where, doc_id = f'questions[{i}]', f"xorqa/{_field(q, 'passage', int, path, f'questions[{i}]')}"
+        if not 0 <= int(doc_id.split('/')[1]) < len(passages): raise DataError('no such passage', path, None,
+                                                                                f'{where}.passage')
+        answers = tuple(dict.fromkeys(_text(a, path, None, f'{where}.answers')
+                                      for a in _field(q, 'answers', list, path, where)))
+        for lang, asked in _field(q, 'asked', dict, path, where).items():
+            if not asked['question'].strip(): continue                    # a few are blank in the benchmark
+            qid = f"xorqa/{q['id']}@{lang}"
+            queries.append(Query(qid, normalize(asked['question']), lang, q['id'], doc_id, answers,
+                                 meta={'translated_answers': tuple(map(normalize, asked['answers']))}))
+            qrels[qid] = {doc_id: 1}
+    return Dataset('xorqa_in', Corpus(passages, 'xorqa_in'), Queries(queries), Qrels(qrels), {'file': str(path)})
 
 # %% ../../nbs/corpus/02_data.ipynb #e2d2a368
 NATURAL_QUESTIONS_FILE = 'natural_questions_v1.jsonl'

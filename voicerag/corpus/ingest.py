@@ -12,22 +12,24 @@ from functools import partial
 from itertools import chain, groupby
 from pathlib import Path
 from ..core import DataError, Passage
-from .data import (MSMARCO_XI_BASE_URL, PASSAGE_FIELDS, Corpus, DownloadError,
-                                  fetch_msmarco_xi, iter_jsonl, iter_parquet,
-                           load_msmarco_xi, msmarco_xi_url, passage_columns, add_row)
+from .data import (MSMARCO_XI_BASE_URL, PASSAGE_FIELDS, Corpus, DownloadError, fetch_msmarco_xi,
+                                  iter_jsonl, iter_parquet, load_msmarco_xi, load_xquad_in, msmarco_xi_url,
+                                  passage_columns, add_row)
 from ..paths import data_dir
-from ..text import dominant_script, normalize
+from ..languages import LANGUAGES, identify_language
+from ..text import FINAL_MARKS, normalize
 
 # %% auto #0
-__all__ = ['TABLE_READERS', 'DOCUMENT_SUFFIXES', 'MSMARCO_PREFIX', 'DOCUMENT_READERS', 'script_lang', 'Skipped', 'ReadCorpus',
-           'iter_delimited', 'load_table', 'as_sentences', 'read_text_file', 'html_text', 'read_html', 'markdown_text',
-           'read_markdown', 'read_pdf', 'folder_files', 'document_passage', 'load_documents', 'parse_msmarco_source',
-           'load_msmarco_source', 'load_corpus']
+__all__ = ['TABLE_READERS', 'DOCUMENT_SUFFIXES', 'MSMARCO_PREFIX', 'DOCUMENT_READERS', 'XQUAD_IN_SOURCE', 'script_lang',
+           'Skipped', 'ReadCorpus', 'iter_delimited', 'load_table', 'as_sentences', 'read_text_file', 'html_text',
+           'read_html', 'markdown_text', 'read_markdown', 'read_pdf', 'folder_files', 'document_passage',
+           'load_documents', 'parse_msmarco_source', 'load_msmarco_source', 'load_corpus']
 
 # %% ../../nbs/corpus/02a_ingest.ipynb #90bc756c
 def script_lang(text:str) -> str:
-    "'hi' for a text written mostly in Devanagari letters, else 'en'."
-    return 'hi' if dominant_script(text) == 'devanagari' else 'en'
+    """The language of a text by the languages table (`languages.identify_language`: its script, and within a script
+    several languages share, their words); 'en' without letters of a known script."""
+    return identify_language(text) or 'en'
 
 # %% ../../nbs/corpus/02a_ingest.ipynb #a7534c0f
 def _reason(e:DataError) -> str:
@@ -258,15 +260,16 @@ def _read_utf8(path:Path) -> str:
         raise DataError(f'not text: a NUL byte at character {nul} (binary data, or UTF-16)', path=path)
     return text
 
-_FINAL = re.compile(r'[.!?।॥:;…]["\'”’)\]]*$')                      # final punctuation, then closing quotes or brackets
+# final punctuation (a sentence end of any language of the table), then closing quotes or brackets
+_FINAL = re.compile(rf'[.!?{FINAL_MARKS}:;…]["\'”’)\]]*$')
 
 def as_sentences(blocks:Iterable[str]) -> str:
     """Blocks of text (headings, paragraphs, list items, table rows) as paragraphs, each without final punctuation ended
-    by '.' ('।' in Devanagari)."""
+    by its language's first sentence end (`languages.LANGUAGES`: '।' in Hindi, '۔' in Urdu), else '.'."""
     out = []
     for block in blocks:
         if not normalize(block := block.strip()): continue
-        out.append(block if _FINAL.search(block) else block + ('।' if script_lang(block) == 'hi' else '.'))
+        out.append(block if _FINAL.search(block) else block + (LANGUAGES[script_lang(block)].sentence_ends[:1] or '.'))
     return '\n\n'.join(out)
 
 def read_text_file(path:Path) -> tuple[str, str]:
@@ -403,14 +406,17 @@ def _missing(source) -> DataError:
     kind = 'folder' if str(source).endswith(('/', '\\')) or not Path(source).suffix else 'file'
     return DataError(f'{kind} {source} not found')
 
+XQUAD_IN_SOURCE = 'xquad-in'     # XQuAD in 13 languages: English and XQuAD-IN's twelve (02_data)
+
 def load_corpus(source, columns:Mapping[str, str]|None=None, lang:str|None=None,
                 name:str='', strict:bool=False) -> Corpus:
-    """The corpus at `source`: 'msmarco-xi:LANG[:SPLIT]', a folder or file of documents, or a JSONL, CSV, TSV or Parquet
-    table. A bad document or row of a folder or table is left out and noted in the corpus's `skipped` (`Skipped`);
-    `strict` raises it."""
-    if str(source).startswith(MSMARCO_PREFIX):
-        if columns or lang: raise DataError(f'columns and a lang apply to files and folders, not to {source}')
-        return load_msmarco_source(str(source))
+    """The corpus at `source`: 'msmarco-xi:LANG[:SPLIT]', 'xquad-in', a folder or file of documents, or a JSONL, CSV,
+    TSV or Parquet table. A bad document or row of a folder or table is left out and noted in the corpus's `skipped`
+    (`Skipped`); `strict` raises it."""
+    named = str(source).startswith(MSMARCO_PREFIX) or str(source) == XQUAD_IN_SOURCE
+    if named and (columns or lang): raise DataError(f'columns and a lang apply to files and folders, not to {source}')
+    if str(source) == XQUAD_IN_SOURCE: return load_xquad_in().corpus
+    if named: return load_msmarco_source(str(source))
     path = Path(source)
     if not path.exists(): raise _missing(source)
     if path.is_dir() or path.suffix.lower() in DOCUMENT_SUFFIXES:

@@ -12,6 +12,7 @@ import numpy as np
 from ..core import Config, DataError, VoiceragError, atomic_write_json, progress_bar
 from ..corpus.data import Corpus, default_corpus, iter_jsonl, load_xquad, split_groups
 from ..corpus.ingest import script_lang
+from ..languages import LANGUAGES
 from ..metrics import auroc
 from ..retrieval.encoders import make_encoder
 from ..retrieval.index import index_path, load_index
@@ -307,8 +308,9 @@ def read_labelled(path) -> list[tuple[str, str, bool]]:
         if not isinstance(question, str) or not question.strip(): raise DataError('a non-empty question is required',
                                                                                   path, n, 'question')
         if not isinstance(answerable, bool): raise DataError('answerable must be true or false', path, n, 'answerable')
-        if lang is not None and lang not in ('en', 'hi'): raise DataError(f"lang must be 'en' or 'hi', got {lang!r}",
-                                                                          path, n, 'lang')
+        if lang is not None and lang not in LANGUAGES:
+            codes = ', '.join(LANGUAGES)
+            raise DataError(f'lang must be a code of the languages table ({codes}), got {lang!r}', path, n, 'lang')
         rows.append((question, lang or script_lang(question), answerable))
     if not rows: raise DataError('no questions', path=path)
     return rows
@@ -337,21 +339,21 @@ def calibrate_index(config:Config, labelled:Sequence[tuple[str, str, bool]],
     return abstainer.save(calibration_path(config)), abstainer
 
 def unfitted_notes(abstainer:Abstainer, portable=None) -> list[str]:
-    """One line per asker language `abstainer` has no fit for, saying what the served pipeline judges its questions by
-    (`serving.load_abstainer`): the portable abstainer for the encoder (at `portable`, default the shipped one), else
-    the fit's strictest threshold."""
+    """What the served pipeline judges the questions of the asker languages `abstainer` has no fit for by
+    (`declining.by_language`): the portable abstainer for the encoder (at `portable`, default the shipped one), else
+    the fit's strictest threshold; one line per way, naming its languages."""
     served, need = (by_language(abstainer, portable_abstainer(abstainer.meta.get('encoder'), portable)),
                     min_out_of_scope(CEILING))
-    notes = []
+    judged_by = {}
     for lang in unfitted_langs(abstainer):
         if served is abstainer:
             by = (f'the strictest threshold of this fit ({abstainer.threshold_for(lang):.3f}, fitted on '
                   f'{", ".join(sorted(abstainer.meta["fits"]))} questions), since no portable abstainer fits encoder '
                   f'{abstainer.meta.get("encoder")}')
         else: by = f'the {served.judge(lang).name} abstainer (threshold {served.threshold_for(lang):.3f}), as before'
-        notes.append(f'no labelled {lang} questions: {lang} questions will be judged by {by}; to fit {lang} too, add '
-                     f'{lang} questions (at least 1 answerable and {need} unanswerable)')
-    return notes
+        judged_by.setdefault(by, []).append(lang)
+    return [f'no labelled {", ".join(langs)} questions: they will be judged by {by}; to fit one too, add its questions '
+            f'(at least 1 answerable and {need} unanswerable)' for by, langs in judged_by.items()]
 
 # %% ../../nbs/fitting/11_declining.ipynb #afe7d8a4
 def save_heard(abstainer:Abstainer, thresholds:Mapping[str, float], provider:str, meta:Mapping, path) -> Path:

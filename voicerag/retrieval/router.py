@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import regex
 from ..core import Config
-from ..text import dominant_script, scripts_of
+from ..languages import LANGUAGES, identify_language
+from ..text import scripts_of
 
 # %% auto #0
 __all__ = ['ASKER_LANGS', 'question_type', 'romanized_hindi', 'asker_language', 'Plan', 'route']
@@ -46,13 +47,14 @@ def romanized_hindi(text:str) -> bool:
     return hindi > 0 and hindi > sum(w in ENGLISH_MARKERS for w in words)
 
 # %% ../../nbs/retrieval/08_router.ipynb #1fb4c962
-ASKER_LANGS = ('en', 'hi')    # the asker languages `asker_language` tells apart: each has its own threshold
+ASKER_LANGS = tuple(LANGUAGES)     # every language of the table is an asker language
 
 def asker_language(text:str, hint:str|None=None) -> str:
-    """'hi' or 'en': the hint when it is one of them, else 'hi' for Devanagari or Hindi in Latin letters
-    (`router.romanized_hindi`)."""
-    if hint in ASKER_LANGS: return hint
-    return 'hi' if isinstance(text, str) and (dominant_script(text) == 'devanagari' or romanized_hindi(text)) else 'en'
+    """The asker's language: `hint` when it is a code of `languages.LANGUAGES`; else Hindi for Hindi in Latin letters
+    (`romanized_hindi`), else the language `text` is written in (`identify_language`; English without letters)."""
+    if hint in LANGUAGES: return hint
+    if not isinstance(text, str): return 'en'
+    return 'hi' if romanized_hindi(text) else identify_language(text) or 'en'
 
 # %% ../../nbs/retrieval/08_router.ipynb #d9b5b3f2
 @dataclass(frozen=True)

@@ -4,13 +4,14 @@
 
 # %% ../../nbs/serving/92_serve.ipynb #97386f5a
 from __future__ import annotations
-import asyncio, hmac, ipaddress, logging, os, threading, time, uuid
+import asyncio, hmac, ipaddress, logging, os, re, threading, time, uuid
 import orjson
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, asynccontextmanager
 from dataclasses import asdict, dataclass
 from typing import Annotated, Literal
 from ..core import Config, Result, State, VoiceragError
+from ..languages import LANGUAGES
 from ..voice.stt import FinishStream, STTError, Unavailable, open_stream, transcriber_or_unavailable
 from fastapi import APIRouter, Depends, FastAPI, Request, Security, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
@@ -24,11 +25,11 @@ from starlette.requests import HTTPConnection
 _log = logging.getLogger('voicerag.serving.api')            # spelled out so the notebook logs under it too
 
 # %% auto #0
-__all__ = ['JSON_OPTIONS', 'AUDIO_TYPES', 'AUDIO_QUERY', 'ASK_RESPONSES', 'AUDIO_RESPONSES', 'ASK_REQUEST', 'AUDIO_REQUEST',
-           'TOKEN_NEEDED', 'BEARER', 'Authorized', 'BUSY', 'ask_router', 'audio_router', 'INVALID_MESSAGE',
-           'stream_router', 'health_router', 'metrics_router', 'ERROR_HANDLERS', 'ServeSettings', 'is_loopback',
-           'check_exposure', 'error_id', 'public_result', 'response_body', 'cited_passages', 'status_of', 'Busy',
-           'LoadFailure', 'Service', 'build_command', 'open_index', 'pipeline_loader', 'Metrics', 'AskRequest',
+__all__ = ['JSON_OPTIONS', 'LangCode', 'AUDIO_TYPES', 'AUDIO_QUERY', 'ASK_RESPONSES', 'AUDIO_RESPONSES', 'ASK_REQUEST',
+           'AUDIO_REQUEST', 'TOKEN_NEEDED', 'BEARER', 'Authorized', 'BUSY', 'ask_router', 'audio_router',
+           'INVALID_MESSAGE', 'stream_router', 'health_router', 'metrics_router', 'ERROR_HANDLERS', 'ServeSettings',
+           'is_loopback', 'check_exposure', 'error_id', 'public_result', 'response_body', 'cited_passages', 'status_of',
+           'Busy', 'LoadFailure', 'Service', 'build_command', 'open_index', 'pipeline_loader', 'Metrics', 'AskRequest',
            'CitationOut', 'ResultOut', 'Problem', 'Health', 'HealthFailed', 'Ready', 'NotReady', 'BodyError',
            'read_body', 'media_type', 'parse_ask', 'check_audio_type', 'is_stop', 'audio_params', 'problems', 'problem',
            'denied', 'bearer_ok', 'token_given', 'bearer_scheme', 'Account', 'answer', 'passages_of', 'result_response',
@@ -252,15 +253,16 @@ class Metrics:
         return generate_latest(self.registry)
 
 # %% ../../nbs/serving/92_serve.ipynb #9c10e052
+LangCode = Literal[tuple(LANGUAGES)]         # a code of the languages table (00b_languages)
+
 class AskRequest(BaseModel):
     """A typed question. Strict: a field takes only the JSON type the schema names (`passages`: true or false, never 0
     or \"true\")."""
     model_config = ConfigDict(extra='forbid', strict=True)
     question: str = Field(description="the question, in Hindi or English (Devanagari or Latin script)")
-    lang: Literal['en', 'hi'] | None = Field(None,
-                                             description="the asker's language; default: from the question's script")
-    langs: list[Literal['en', 'hi']] | None = Field(None,
-                                                    description='search only passages in these languages; default: all')
+    lang: LangCode | None = Field(None, description="the asker's language, a code of the languages table (en, hi, bn, "
+                                                 "ta, ur, ...); default: identified from the question")
+    langs: list[LangCode] | None = Field(None, description='search only passages in these languages; default: all')
     passages: bool = Field(False, description='also return the cited passages (id -> title, lang, text), to show the '
                                               'citation in place')
 
@@ -373,16 +375,19 @@ def is_stop(text:str|None) -> bool:
     try: return json.loads(text or '').get('type') == 'stop'
     except (ValueError, AttributeError): return False
 
-AUDIO_QUERY = {               # the audio endpoints' query parameters: the values each may take, and what it means
-    'lang': (('en', 'hi'), "the asker's language, en or hi; default: detected from the speech"),
-    'langs': (('en', 'hi', 'en,hi', 'hi,en'), 'search only passages in these languages: en, hi or en,hi; default: all'),
-    'passages': (('0', '1', 'false', 'true'), 'also return the cited passages: 1 or true; default: 0')}
+_CODES = '|'.join(LANGUAGES)
+AUDIO_QUERY = {               # the audio endpoints' query parameters: the pattern each value matches, and what it means
+    'lang': (f'^({_CODES})$', "the asker's language, a code of the languages table (en, hi, bn, ta, ur, ...); default: "
+                              'identified from the speech'),
+    'langs': (f'^({_CODES})(,({_CODES}))*$', 'search only passages in these languages, codes separated by commas '
+                                              '(en,hi); default: all'),
+    'passages': ('^(0|1|false|true)$', 'also return the cited passages: 1 or true; default: 0')}
 
 def audio_params(query) -> tuple[str|None, list[str]|None, bool]:
     """`lang`, `langs`, `passages` of an audio request's query (`?lang=hi&langs=en,hi&passages=1`); one not in
     `AUDIO_QUERY`: 422."""
-    for name, (values, meaning) in AUDIO_QUERY.items():
-        if name in query and query[name] not in values:
+    for name, (pattern, meaning) in AUDIO_QUERY.items():
+        if name in query and not re.fullmatch(pattern, query[name]):
             raise BodyError(422, 'invalid_request', f'query parameter {name}: {meaning}')
     langs = query.get('langs')
     return query.get('lang'), langs.split(',') if langs else None, query.get('passages') in ('1', 'true')
@@ -411,8 +416,8 @@ AUDIO_REQUEST = {
     'requestBody': {'required': True, 'content': {t: {'schema': _RECORDING} for t in AUDIO_TYPES},
                     'description': 'the recording (WAV, WebM, OGG, MP3 or FLAC: the format is read from its bytes)'},
     'parameters': [{'name': name, 'in': 'query', 'required': False, 'description': meaning,
-                    'schema': {'type': 'string', 'enum': list(values)}}
-                   for name, (values, meaning) in AUDIO_QUERY.items()]}
+                    'schema': {'type': 'string', 'pattern': pattern}}
+                   for name, (pattern, meaning) in AUDIO_QUERY.items()]}
 
 # %% ../../nbs/serving/92_serve.ipynb #c643357e
 TOKEN_NEEDED = 'send the API token as "Authorization: Bearer <token>"'

@@ -9,11 +9,12 @@ from pathlib import Path
 import anywidget, traitlets
 import ipywidgets as widgets
 from ..core import Config, Result, State, VoiceragError, answer_in_context
+from ..languages import LANGUAGES, identify_language
 from .client import ServerPipeline, ServerStream
 from ..paths import package_file
 
 # %% auto #0
-__all__ = ['RECORDER_ESM', 'EXTERNAL_STAGES', 'STYLE', 'LANGUAGES', 'WARM_UP_QUESTION', 'VOILA_TEMPLATE', 'Recorder',
+__all__ = ['RECORDER_ESM', 'EXTERNAL_STAGES', 'STYLE', 'LANGUAGE_CHOICES', 'WARM_UP_QUESTION', 'VOILA_TEMPLATE', 'Recorder',
            'answer_html', 'citation_html', 'latency_html', 'VoiceApp', 'warm_up', 'demo_app', 'voila_data_dir']
 
 # %% ../../nbs/serving/91_app.ipynb #cf42a27b
@@ -108,8 +109,9 @@ class Recorder(anywidget.AnyWidget):
 _TONE = {State.answered: 'ok', State.answered_open_llm: 'warn', State.stt_failed: 'fail', State.error: 'fail'}
 
 def _lang_attr(text:str) -> str:
-    from voicerag.text import dominant_script
-    return ' lang="hi"' if text and dominant_script(text) == 'devanagari' else ''
+    "The HTML `lang` attribute of a text not in English (`languages.identify_language`), so the browser picks its font."
+    code = identify_language(text) if text else None
+    return f' lang="{code}"' if code and code != 'en' else ''
 
 def answer_html(result:Result) -> str:
     """The state, its message, the answer (a short one large, over its sentence with the answer marked), and for a voice
@@ -224,7 +226,9 @@ STYLE = """<style>
 .vr-latency-head { font-weight: 600; margin: 10px 0 4px; }
 </style>"""  # noqa: E501
 
-LANGUAGES = [('auto', 'auto'), ('हिन्दी', 'hi'), ('English', 'en')]
+# the asker's language: identified from the question, or one of the languages table, by its own name
+LANGUAGE_CHOICES = [('auto', 'auto')] + [(lang.name if lang.native == lang.name else f'{lang.native} ({lang.name})',
+                                          code) for code, lang in LANGUAGES.items()]
 
 class _Failed:
     """A transcriber whose transcription is the error a stream already raised (so the pipeline ends in stt_failed saying
@@ -237,8 +241,8 @@ class VoiceApp(widgets.VBox):
     "Ask by voice, audio file or text; see the answer, its citation and where the time went."
     def __init__(self, pipeline, transcriber, max_seconds:float=30.0):
         self.pipeline, self.transcriber, self.result = pipeline, transcriber, None
-        self.language = widgets.ToggleButtons(options=LANGUAGES, value='auto',
-                                              description='language').add_class('vr-lang')
+        self.language = widgets.Dropdown(options=LANGUAGE_CHOICES, value='auto',
+                                         description='language').add_class('vr-lang')
         self.recorder, self._live = Recorder(on_start=self._listen, on_chunk=self._hear, on_end=self._answer_stream,
                                              max_seconds=max_seconds), None
         self.upload = widgets.FileUpload(accept='audio/*', multiple=False,

@@ -100,7 +100,7 @@ def load_abstainer(config, retriever, path=None, portable=None):
             warnings.warn(f'{path.name} has no fit for {", ".join(unfitted)} questions and no portable abstainer fits '
                           f'encoder {retriever.encoder.name}: they are judged by its strictest threshold '
                           f'({own.thresholds["default"]:.3f}), fitted on {", ".join(sorted(own.meta["fits"]))} '
-                          f'questions; calibrate with {", ".join(unfitted)} questions too (voicerag-calibrate --name '
+                          f'questions; calibrate with questions in those languages too (voicerag-calibrate --name '
                           f'{config.index_name})')
     else: chosen = own
     if chosen is None: return None
