@@ -19,12 +19,13 @@ from ..text import normalize
 # %% auto #0
 __all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'PASSAGE_FIELDS', 'SPLITS', 'DEFAULT_FRACTIONS',
            'SQUAD2_UNANSWERABLE_FILE', 'SQUAD2_ARTICLES_FILE', 'SQUAD_DEV_FILES', 'SQUAD_TRAIN_FILE', 'XQUAD_IN_LANGS',
-           'XORQA_IN_FILE', 'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS', 'OPEN_QUESTION_FILES',
-           'MSMARCO_XI_BASE_URL', 'data_file', 'read_json', 'iter_jsonl', 'Corpus', 'passages_checksum', 'Query',
-           'Queries', 'Qrels', 'Dataset', 'read_squad', 'load_squad', 'load_xquad', 'iter_parquet', 'iter_msmarco_rows',
-           'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi', 'passage_columns', 'passage_from_row', 'add_row',
-           'corpus_from_rows', 'split_groups', 'split_dataset', 'load_squad2_unanswerable', 'load_squad2_articles',
-           'load_xquad_in', 'load_xorqa_in', 'load_natural_questions', 'content_sha256', 'recorded_sha256',
+           'XORQA_IN_FILE', 'XQUAD_IN_CALIBRATION_FILE', 'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS',
+           'OPEN_QUESTION_FILES', 'MSMARCO_XI_BASE_URL', 'data_file', 'read_json', 'iter_jsonl', 'Corpus',
+           'passages_checksum', 'Query', 'Queries', 'Qrels', 'Dataset', 'read_squad', 'load_squad', 'load_xquad',
+           'iter_parquet', 'iter_msmarco_rows', 'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi',
+           'passage_columns', 'passage_from_row', 'add_row', 'corpus_from_rows', 'split_groups', 'split_dataset',
+           'load_squad2_unanswerable', 'load_squad2_articles', 'load_xquad_in', 'load_xorqa_in',
+           'load_xquad_in_calibration', 'load_natural_questions', 'content_sha256', 'recorded_sha256',
            'load_open_questions', 'out_of_scope', 'DownloadError', 'msmarco_xi_url', 'file_sha256', 'download',
            'fetch_msmarco_xi', 'load_default', 'default_corpus', 'describe']
 
@@ -691,6 +692,29 @@ def load_xorqa_in(folder=None) -> Dataset:
                                  meta={'translated_answers': tuple(map(normalize, asked['answers']))}))
             qrels[qid] = {doc_id: 1}
     return Dataset('xorqa_in', Corpus(passages, 'xorqa_in'), Queries(queries), Qrels(qrels), {'file': str(path)})
+
+# %% ../../nbs/corpus/02_data.ipynb #4b6b45c1
+XQUAD_IN_CALIBRATION_FILE = 'xquad_in_calibration.json'
+
+def load_xquad_in_calibration(folder=None) -> Dataset:
+    """XQuAD-IN's dev and train questions of train- and calibration-split articles (`XQUAD_IN_CALIBRATION_FILE`), in
+    twelve languages, with their paragraphs: for calibration only."""
+    path = data_file(XQUAD_IN_CALIBRATION_FILE, folder)
+    doc = _need(read_json(path), dict, path, '<root>')
+    passages = [Passage(f"xquad_in_cal/{p['paragraph']}@{p['lang']}", _text(p['text'], path, None, f'passages[{k}]'),
+                        p['lang'], f"xquad_in_cal/{p['paragraph']}", '')
+                for k, p in enumerate(_field(doc, 'passages', list, path, ''))]
+    queries, qrels = [], {}
+    for i, q in enumerate(_field(doc, 'questions', list, path, '')):
+        doc_id = f"xquad_in_cal/{q['paragraph']}"
+        for lang, asked in q['asked'].items():
+            if not asked['question'].strip(): continue                    # a few are blank in the benchmark
+            qid = f"xquad_in_cal/{q['id']}@{lang}"
+            queries.append(Query(qid, normalize(asked['question']), lang, q['id'], doc_id,
+                                 tuple(dict.fromkeys(map(normalize, asked['answers']))), meta={'split': q['split']}))
+            qrels[qid] = {doc_id: 1}
+    return Dataset('xquad_in_calibration', Corpus(passages, 'xquad_in_calibration'), Queries(queries), Qrels(qrels),
+                   {'file': str(path)})
 
 # %% ../../nbs/corpus/02_data.ipynb #e2d2a368
 NATURAL_QUESTIONS_FILE = 'natural_questions_v1.jsonl'

@@ -28,7 +28,8 @@ __all__ = ['CEILING', 'CORPUS_SHAPES', 'CalibrationError', 'ThresholdFit', 'wils
            'fit_threshold', 'fit_logistic', 'fit_abstainer', 'auroc_ci', 'held_out_articles', 'article_of',
            'corpus_without', 'calibration_index', 'calibration_retriever', 'evidence_rows', 'fit_on_rows', 'answers',
            'calibration_questions', 'shaped_rows', 'fit_portable', 'read_labelled', 'calibrate_index', 'unfitted_notes',
-           'save_heard', 'threshold_keeping', 'labelled_questions', 'ask_rows', 'fit_answerability']
+           'save_heard', 'threshold_keeping', 'labelled_questions', 'ask_rows', 'fit_answerability',
+           'language_thresholds']
 
 # %% ../../nbs/fitting/11_declining.ipynb #58ff949e
 class CalibrationError(VoiceragError):
@@ -412,3 +413,11 @@ def fit_answerability(train_rows:list[dict], calibration_rows:list[dict], keep:d
         cal = [r for r in calibration_rows if r['features'] is not None and r['source'] == f'xquad_{lang}']
         thresholds[lang] = threshold_keeping(model.probability(X(cal)), share)
     return Answerability(model, thresholds, {**(meta or {}), 'keep': keep, 'l2': l2, 'train_rows': len(reached)})
+
+def language_thresholds(model:Answerability, rows:list[dict], keep:float) -> dict[str, float]:
+    """Per asker language of `rows` (outcomes of `ask_rows`, the gate off), the highest threshold that keeps `keep` of
+    its rows reaching the stage: the coverage rule of `fit_answerability`, for the model as it is."""
+    reached = {}
+    for r in rows:
+        if r['features'] is not None: reached.setdefault(r['lang'], []).append(model.probability(r['features']))
+    return {lang: threshold_keeping(scores, keep) for lang, scores in reached.items()}
