@@ -14,9 +14,10 @@ from .core import DataError
 from .paths import package_file
 
 # %% auto #0
-__all__ = ['LANGUAGES', 'SCRIPTS', 'ASSAMESE_LETTERS', 'HINDI_ONLY_WORDS', 'MARATHI_ONLY_WORDS', 'SHARED_SCRIPTS', 'MESSAGE_KEYS',
-           'Language', 'language', 'letters_by_script', 'script_of', 'bengali_or_assamese', 'lingua_hindi_or_marathi',
-           'hindi_or_marathi', 'identify_language', 'messages_path', 'check_messages', 'messages', 'message']
+__all__ = ['LANGUAGES', 'SCRIPTS', 'SCRIPT_LETTERS', 'ASSAMESE_LETTERS', 'HINDI_ONLY_WORDS', 'MARATHI_ONLY_WORDS',
+           'SHARED_SCRIPTS', 'MESSAGE_KEYS', 'Language', 'language', 'letters_by_script', 'script_of',
+           'bengali_or_assamese', 'lingua_hindi_or_marathi', 'hindi_or_marathi', 'identify_language', 'messages_path',
+           'check_messages', 'messages', 'message']
 
 # %% ../nbs/00b_languages.ipynb #8e94e9fe
 @dataclass(frozen=True)
@@ -55,11 +56,12 @@ def language(code:str) -> Language:
     return LANGUAGES[code]
 
 # %% ../nbs/00b_languages.ipynb #ddb5ea65
-_LETTERS = {script: regex.compile(rf'(?=[\p{{L}}\p{{M}}])\p{{Script={script}}}') for script in SCRIPTS}
+# a letter or combining mark of each script of the table (`text` counts scripts with these too)
+SCRIPT_LETTERS = {script: regex.compile(rf'(?=[\p{{L}}\p{{M}}])\p{{Script={script}}}') for script in SCRIPTS}
 
 def letters_by_script(text:str) -> Counter:
     "How many letters and marks of each known script `text` holds."
-    return Counter({script: n for script, pattern in _LETTERS.items() if (n := len(pattern.findall(text)))})
+    return Counter({script: n for script, pattern in SCRIPT_LETTERS.items() if (n := len(pattern.findall(text)))})
 
 def script_of(text:str) -> str|None:
     "The known script with the most letters in `text` (the first in `SCRIPTS` on a tie); None without letters."

@@ -680,9 +680,10 @@ def load_xorqa_in(folder=None) -> Dataset:
                 for k, p in enumerate(_field(doc, 'passages', list, path, ''))]
     queries, qrels = [], {}
     for i, q in enumerate(_field(doc, 'questions', list, path, '')):
-        where, doc_id = f'questions[{i}]', f"xorqa/{_field(q, 'passage', int, path, f'questions[{i}]')}"
-        if not 0 <= int(doc_id.split('/')[1]) < len(passages): raise DataError('no such passage', path, None,
-                                                                                f'{where}.passage')
+        where = f'questions[{i}]'
+        k = _field(q, 'passage', int, path, where)
+        if not 0 <= k < len(passages): raise DataError('no such passage', path, None, f'{where}.passage')
+        doc_id = f'xorqa/{k}'
         answers = tuple(dict.fromkeys(_text(a, path, None, f'{where}.answers')
                                       for a in _field(q, 'answers', list, path, where)))
         for lang, asked in _field(q, 'asked', dict, path, where).items():
