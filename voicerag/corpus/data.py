@@ -19,7 +19,7 @@ from ..text import normalize
 # %% auto #0
 __all__ = ['MSMARCO_XI_COLUMNS', 'NO_ANSWER', 'INDIC_LANGS', 'PASSAGE_FIELDS', 'SPLITS', 'DEFAULT_FRACTIONS',
            'SQUAD2_UNANSWERABLE_FILE', 'SQUAD2_ARTICLES_FILE', 'SQUAD_DEV_FILES', 'SQUAD_TRAIN_FILE', 'XQUAD_IN_LANGS',
-           'XORQA_IN_FILE', 'XQUAD_IN_CALIBRATION_FILE', 'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS',
+           'XORQA_IN_FILES', 'XQUAD_IN_CALIBRATION_FILE', 'NATURAL_QUESTIONS_FILE', 'NATURAL_KINDS', 'NATURAL_SPLITS',
            'OPEN_QUESTION_FILES', 'MSMARCO_XI_BASE_URL', 'data_file', 'read_json', 'iter_jsonl', 'Corpus',
            'passages_checksum', 'Query', 'Queries', 'Qrels', 'Dataset', 'read_squad', 'load_squad', 'load_xquad',
            'iter_parquet', 'iter_msmarco_rows', 'parse_msmarco_row', 'msmarco_doc_id', 'load_msmarco_xi',
@@ -668,31 +668,34 @@ def load_xquad_in(langs:Iterable[str]=XQUAD_IN_LANGS, folder=None, english:bool=
                    {'languages': (('en',) if english else ()) + tuple(langs)})
 
 # %% ../../nbs/corpus/02_data.ipynb #242ae6fb
-XORQA_IN_FILE = 'xorqa_in_dev.json'
+XORQA_IN_FILES = {'dev': 'xorqa_in_dev.json', 'train': 'xorqa_in_train.json'}
 
-def load_xorqa_in(folder=None) -> Dataset:
-    """XorQA-IN's dev split (`XORQA_IN_FILE` in `folder`, default `data_dir()`): English passages, the questions in
-    twelve languages, and each question's passage; gold answers are the English spans."""
-    path = data_file(XORQA_IN_FILE, folder)
+def load_xorqa_in(folder=None, split:str='dev') -> Dataset:
+    """XorQA-IN's `split` (`XORQA_IN_FILES` in `folder`, default `data_dir()`; 'train' is for calibration only):
+    English passages, the questions in twelve languages, and each question's passage; gold answers are the English
+    spans."""
+    if split not in XORQA_IN_FILES: raise ValueError(f"no XorQA-IN split {split!r}: {', '.join(XORQA_IN_FILES)}")
+    path, prefix = data_file(XORQA_IN_FILES[split], folder), 'xorqa' if split == 'dev' else f'xorqa-{split}'
     doc = _need(read_json(path), dict, path, '<root>')
-    passages = [Passage(f"xorqa/{k}@en", _text(_field(p, 'text', str, path, f'passages[{k}]'), path, None,
-                                                 f'passages[{k}].text'), 'en', f'xorqa/{k}', str(p.get('title', '')))
+    passages = [Passage(f"{prefix}/{k}@en", _text(_field(p, 'text', str, path, f'passages[{k}]'), path, None,
+                                                 f'passages[{k}].text'), 'en', f'{prefix}/{k}', str(p.get('title', '')))
                 for k, p in enumerate(_field(doc, 'passages', list, path, ''))]
     queries, qrels = [], {}
     for i, q in enumerate(_field(doc, 'questions', list, path, '')):
         where = f'questions[{i}]'
         k = _field(q, 'passage', int, path, where)
         if not 0 <= k < len(passages): raise DataError('no such passage', path, None, f'{where}.passage')
-        doc_id = f'xorqa/{k}'
+        doc_id = f'{prefix}/{k}'
         answers = tuple(dict.fromkeys(_text(a, path, None, f'{where}.answers')
                                       for a in _field(q, 'answers', list, path, where)))
         for lang, asked in _field(q, 'asked', dict, path, where).items():
             if not asked['question'].strip(): continue                    # a few are blank in the benchmark
-            qid = f"xorqa/{q['id']}@{lang}"
+            qid = f"{prefix}/{q['id']}@{lang}"
             queries.append(Query(qid, normalize(asked['question']), lang, q['id'], doc_id, answers,
                                  meta={'translated_answers': tuple(map(normalize, asked['answers']))}))
             qrels[qid] = {doc_id: 1}
-    return Dataset('xorqa_in', Corpus(passages, 'xorqa_in'), Queries(queries), Qrels(qrels), {'file': str(path)})
+    name = 'xorqa_in' if split == 'dev' else f'xorqa_in_{split}'
+    return Dataset(name, Corpus(passages, name), Queries(queries), Qrels(qrels), {'file': str(path)})
 
 # %% ../../nbs/corpus/02_data.ipynb #4b6b45c1
 XQUAD_IN_CALIBRATION_FILE = 'xquad_in_calibration.json'

@@ -414,10 +414,16 @@ def fit_answerability(train_rows:list[dict], calibration_rows:list[dict], keep:d
         thresholds[lang] = threshold_keeping(model.probability(X(cal)), share)
     return Answerability(model, thresholds, {**(meta or {}), 'keep': keep, 'l2': l2, 'train_rows': len(reached)})
 
-def language_thresholds(model:Answerability, rows:list[dict], keep:float) -> dict[str, float]:
-    """Per asker language of `rows` (outcomes of `ask_rows`, the gate off), the highest threshold that keeps `keep` of
-    its rows reaching the stage: the coverage rule of `fit_answerability`, for the model as it is."""
-    reached = {}
-    for r in rows:
-        if r['features'] is not None: reached.setdefault(r['lang'], []).append(model.probability(r['features']))
-    return {lang: threshold_keeping(scores, keep) for lang, scores in reached.items()}
+def language_thresholds(model:Answerability, rows:list[dict], max_false_answer:float=0.05) -> dict[str, ThresholdFit]:
+    """Per asker language of `rows` (outcomes of `ask_rows` with the gate off; `kind` 'answerable' or 'out of scope'),
+    `fit_threshold` for the model as it is: the threshold answering the most answerable questions that reach the stage
+    while answering at most `max_false_answer` of all the language's out-of-scope questions (one declined earlier
+    counts as declined)."""
+    fits = {}
+    for lang in dict.fromkeys(r['lang'] for r in rows):
+        mine = [r for r in rows if r['lang'] == lang]
+        def scores(kind): return [model.probability(r['features']) for r in mine
+                                  if r['kind'] == kind and r['features'] is not None]
+        fits[lang] = fit_threshold(scores('answerable'), scores('out of scope'), max_false_answer,
+                                   per=sum(r['kind'] == 'out of scope' for r in mine))
+    return fits

@@ -11,33 +11,37 @@ import numpy as np
 from ..core import Config, State, VoiceragError, progress_bar
 from ..corpus.data import (NATURAL_KINDS, NATURAL_QUESTIONS_FILE, SQUAD_DEV_FILES, Dataset, content_sha256,
                                   data_file, load_default, load_natural_questions, load_open_questions,
-                                  load_squad2_articles, load_squad2_unanswerable, out_of_scope, recorded_sha256,
-                                  split_dataset)
+                                  load_squad2_articles, load_squad2_unanswerable, load_xorqa_in, load_xquad,
+                                  load_xquad_in, out_of_scope, recorded_sha256, split_dataset)
 from ..core import DataError
 from ..retrieval.encoders import make_encoder
 from ..retrieval.index import MODES, Retriever, index_path, load_index
 from .runs import DIRECTIONS, latency_summary, machine_facts, run_direction, score_runs
 from ..metrics import (CORRECT_F1, answer_precision, auroc, bootstrap_ci, contains_answer, exact_match,
-                              paired_bootstrap, risk_coverage, squad_f1, system_aurc, system_risk_coverage)
-from .declining import calibration_retriever, held_out_articles
+                              is_correct, paired_bootstrap, risk_coverage, squad_f1, system_aurc, system_risk_coverage)
+from .declining import calibration_retriever, corpus_without, held_out_articles
 from ..retrieval.rerank import RerankingRetriever, reranker_fingerprint
 from ..pipeline import Pipeline
 from ..answering.reading import load_reading_threshold, reading_rows, row_scores, squad2_scores, squad_asks
-from ..serving.assembly import ensure_index, load_abstainer, served_pipeline
+from ..languages import LANGUAGES
+from ..serving.assembly import (build_named_index, ensure_index, load_abstainer, load_pipeline,
+                                       named_index_path, served_pipeline)
 
 # %% auto #0
 __all__ = ['RESULTS_FORMAT', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVAL_DIRECTIONS', 'ANSWER_STATES', 'NAN',
-           'CONFIDENCE_SOURCES', 'NATURAL_SETS', 'CHUNKINGS', 'HEADLINES', 'DRIFT_TOLERANCE', 'estimate', 'paired',
-           'fmt', 'Served', 'load_served', 'test_documents_held', 'check_test_documents', 'retrieval_results',
-           'answer_confidence', 'answer_row', 'count_states', 'summarize_answers', 'answer_rows', 'answer_results',
-           'unanswerable_rows', 'summarize_declines', 'answer_absent_results', 'ranking_confidence',
-           'precision_estimate', 'aurc_estimate', 'selective_summary', 'selective_results', 'natural_questions_file',
-           'summarize_natural', 'natural_results', 'squad_test', 'squad_rows', 'summarize_squad',
-           'squad_pipeline_results', 'reading_mode_results', 'open_question_results', 'curve_points',
-           'abstention_results', 'latency_results', 'sweep_results', 'answerer_identity', 'evaluate', 'headline',
-           'drift', 'retrieval_table', 'answers_table', 'declining_table', 'selective_table', 'natural_table',
-           'abstention_table', 'latency_table', 'sweep_table', 'markdown_table', 'plot_cross_lingual',
-           'plot_risk_coverage', 'plot_system_risk_coverage', 'plot_latency', 'squad_table', 'reading_mode_table']
+           'CONFIDENCE_SOURCES', 'NATURAL_SETS', 'LANGUAGE_SAMPLE', 'CHUNKINGS', 'HEADLINES', 'DRIFT_TOLERANCE',
+           'LANGUAGE_COLUMNS', 'estimate', 'paired', 'fmt', 'Served', 'load_served', 'test_documents_held',
+           'check_test_documents', 'retrieval_results', 'answer_confidence', 'answer_row', 'count_states',
+           'summarize_answers', 'answer_rows', 'answer_results', 'unanswerable_rows', 'summarize_declines',
+           'answer_absent_results', 'ranking_confidence', 'precision_estimate', 'aurc_estimate', 'selective_summary',
+           'selective_results', 'natural_questions_file', 'summarize_natural', 'natural_results', 'squad_test',
+           'squad_rows', 'summarize_squad', 'squad_pipeline_results', 'reading_mode_results', 'open_question_results',
+           'named_pipeline', 'first_found', 'drawn_keys', 'language_row', 'language_rows', 'summarize_languages',
+           'language_results', 'curve_points', 'abstention_results', 'latency_results', 'sweep_results',
+           'answerer_identity', 'evaluate', 'headline', 'drift', 'retrieval_table', 'answers_table', 'declining_table',
+           'selective_table', 'natural_table', 'abstention_table', 'languages_table', 'latency_table', 'sweep_table',
+           'markdown_table', 'plot_cross_lingual', 'plot_risk_coverage', 'plot_system_risk_coverage', 'plot_latency',
+           'squad_table', 'reading_mode_table']
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #ed58ae91
 RESULTS_FORMAT = 'voicerag.eval/1'
@@ -394,6 +398,83 @@ def open_question_results(served:Served, name:str='nq_open_efficientqa_dev', pro
             'answered': estimate([r['answered'] for r in rows]), 'states': count_states(rows)}
 
 
+# %% ../../nbs/fitting/18_evaluate.ipynb #2b7f1d02
+LANGUAGE_SAMPLE = 100       # questions of each kind asked in every language
+
+def named_pipeline(config:Config, name:str, corpus, progress:bool=True) -> Pipeline:
+    "The served pipeline over the index `name` of `corpus` (`config`'s settings otherwise), built first when missing."
+    named = replace(config, index_name=name)
+    if not (named_index_path(named)/'manifest.json').exists(): build_named_index(named, corpus, progress=progress)
+    return load_pipeline(named)
+
+def first_found(retriever, query, qrels, langs:tuple|None=None) -> bool:
+    "Whether the first document `retriever` finds for `query` (over passages in `langs`; all when None) is relevant."
+    hits = retriever.search(query.text, k=10, langs=langs).hits
+    return bool(hits) and hits[0].doc_id in qrels.relevant(query.id)
+
+def drawn_keys(test:Dataset, held:frozenset, n:int=LANGUAGE_SAMPLE, seed:int=0) -> dict[str, set]:
+    """`n` XQuAD ids of each kind, drawn once: 'answerable' (of an article the index holds) and 'out of scope' (of a
+    held-out one)."""
+    keys = {kind: sorted({q.key for q in test.queries if (q.group in held) == (kind == 'out of scope')})
+            for kind in ('answerable', 'out of scope')}
+    rng = np.random.default_rng(seed)
+    return {kind: {str(k) for k in rng.choice(ks, n, replace=False)} for kind, ks in keys.items()}
+
+def language_row(pipeline:Pipeline, query, kind:str) -> dict:
+    """One question asked without its language: whether its language was identified, what happened, whether the answer
+    is right, its F1, and whether it is cited from the passage in the question's language."""
+    r = pipeline.ask(query.text)
+    answered = r.state in ANSWER_STATES
+    return {'lang': query.lang, 'kind': kind, 'identified': r.language == query.lang, 'state': r.state.value,
+            'answered': answered, 'right': is_correct(r.answer, query.answers, query.lang),
+            'f1': squad_f1(r.answer, query.answers, query.lang) if answered else NAN,
+            'cited_own': (bool(r.citations) and r.citations[0].lang == query.lang) if answered else NAN}
+
+def language_rows(pipeline:Pipeline, test:Dataset, drawn:dict[str, set], progress:bool=True) -> list[dict]:
+    "`language_row` of every test question whose XQuAD id was drawn, in every language."
+    asked = [(q, kind) for q in test.queries for kind, keys in drawn.items() if q.key in keys]
+    return [language_row(pipeline, q, kind)
+            for q, kind in progress_bar(asked, desc='languages, answers', disable=not progress, leave=False)]
+
+def summarize_languages(searched:list[dict], xor_searched:list[dict], asked:list[dict]) -> dict[str, dict]:
+    "Per language of the table: each measure's `estimate` (n 0 where a language has no such questions)."
+    out = {}
+    for lang in LANGUAGES:
+        mine = lambda rows, kind=None: [r for r in rows if r['lang'] == lang and kind in (None, r.get('kind'))]
+        answerable, oos = mine(asked, 'answerable'), mine(asked, 'out of scope')
+        out[lang] = {'R@1 own': estimate([r['own'] for r in mine(searched)]),
+                     'R@1 English': estimate([r['english'] for r in mine(searched)]),
+                     'R@1 XorQA-IN': estimate([r['found'] for r in mine(xor_searched)]),
+                     'identified': estimate([r['identified'] for r in answerable + oos]),
+                     'answered': estimate([r['answered'] for r in answerable]),
+                     'answered_right': estimate([r['right'] for r in answerable]),
+                     'f1': estimate([r['f1'] for r in answerable]),
+                     'cited_own': estimate([r['cited_own'] for r in answerable]),
+                     'out_of_scope_declined': estimate([not r['answered'] for r in oos]),
+                     'states': count_states(answerable + oos)}
+    return out
+
+def language_results(served:Served, progress:bool=True) -> dict:
+    """Every language of the table on XQuAD-IN's test split and XorQA-IN's dev split, over the named indexes
+    `xquad-in`, `xorqa-in-dev` and `xquad-in-held-out` (each built first when missing)."""
+    config, bar = served.config, lambda items, desc: progress_bar(items, desc=desc, disable=not progress, leave=False)
+    xin = load_xquad_in()
+    test = split_dataset(xin, seed=config.seed)['test']
+    found = named_pipeline(config, 'xquad-in', xin.corpus, progress).retriever
+    searched = [{'lang': q.lang, 'own': first_found(found, q, test.qrels, (q.lang,)),
+                 'english': first_found(found, q, test.qrels, ('en',))}
+                for q in bar(list(test.queries), 'languages, retrieval')]
+    xor = load_xorqa_in()
+    found = named_pipeline(config, 'xorqa-in-dev', xor.corpus, progress).retriever
+    xor_searched = [{'lang': q.lang, 'found': first_found(found, q, xor.qrels)}
+                    for q in bar(list(xor.queries), 'languages, XorQA-IN')]
+    held = held_out_articles(load_xquad(('en',)).queries, seed=config.seed)
+    held_pipe = named_pipeline(config, 'xquad-in-held-out', corpus_without(xin.corpus, held, 'xquad-in-held-out'),
+                               progress)
+    asked = language_rows(held_pipe, test, drawn_keys(test, held, seed=config.seed), progress)
+    return {'sample': LANGUAGE_SAMPLE, 'by_language': summarize_languages(searched, xor_searched, asked)}
+
+
 # %% ../../nbs/fitting/18_evaluate.ipynb #3d7d6198
 def curve_points(scores, answerable, n:int=40) -> dict:
     """The risk-coverage curve (coverage of answerable questions, share of answers out of scope) at `n` evenly spaced
@@ -505,6 +586,7 @@ def evaluate(config:Config|None=None, fast:bool=False, progress:bool=True) -> di
                        reading_mode=reading_mode_results(served, progress),
                        open_questions=open_question_results(served, progress=progress),
                        abstention=abstention_results(served, progress),
+                       languages=language_results(served, progress),
                        latency=latency_results(served, progress=progress),
                        sweep=sweep_results(served, progress=progress))
     results['seconds'] = round(time.perf_counter() - t0, 1)
@@ -613,6 +695,19 @@ def abstention_table(results:dict):
                                 'answerable / out of scope': f"{a['answerable']} / {a['out_of_scope']}",
                                 'coverage': fmt(a['coverage']), 'decline': fmt(a['decline']), 'AUROC': a['auroc']}
                          for lang, a in ab.items() if lang in ('en', 'hi')}).T
+
+LANGUAGE_COLUMNS = {'R@1 own': 'R@1, its language', 'R@1 English': 'R@1, English passages',
+                    'R@1 XorQA-IN': 'R@1, XorQA-IN', 'identified': 'language identified', 'answered': 'answered',
+                    'answered_right': 'answered and right', 'f1': 'F1 (answered)',
+                    'out_of_scope_declined': 'out of scope declined'}
+
+def languages_table(results:dict):
+    """Per language of the table: retrieval both ways and XorQA-IN, identified, answered, right, F1, out of scope
+    declined."""
+    import pandas as pd
+    by = (results.get('languages') or {}).get('by_language') or {}
+    return pd.DataFrame({lang: {title: fmt(by[lang][key]) for key, title in LANGUAGE_COLUMNS.items()}
+                         for lang in LANGUAGES if lang in by}).T                  # in the table's order
 
 def latency_table(results:dict):
     "P50/P95/P99/max in ms per stage and in total."

@@ -12,19 +12,20 @@ from typing import Callable, Mapping, Protocol, runtime_checkable
 import numpy as np
 from ..core import Config, DataError, VoiceragError
 from ..httpshared import RETRIES, TIMEOUT_S, HTTPService, MalformedReply
+from ..languages import LANGUAGES
 
 _log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['STT_REASONS', 'SAMPLE_RATE', 'SILENCE_RMS', 'MIN_SECONDS', 'WHISPER_BASE_PACKAGES', 'WHISPER_BASE_SHA256',
-           'OFFLINE_HINT', 'SPEECH_TIMEOUT_S', 'TRANSCRIBERS', 'FRAME_S', 'Transcript', 'STTError', 'Transcriber',
-           'sniff_format', 'decode_audio', 'loudest_frame_rms', 'check_audio', 'encode_audio', 'tone',
-           'whisper_cache_dir', 'whisper_base_sources', 'sha256_file', 'assemble_whisper_base', 'resolve_whisper_model',
-           'load_whisper', 'model_lock', 'WhisperTranscriber', 'foreign_to_hindi', 'hindi_suppressed',
-           'suppressed_tokens', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber', 'MockTranscriber',
-           'make_transcriber', 'Unavailable', 'transcriber_or_unavailable', 'pcm16_samples', 'SileroVAD', 'Endpointer',
-           'StreamState', 'TranscriptStream', 'AudioStream', 'WhisperStream', 'open_stream', 'FinishStream',
-           'stream_through', 'edit_distance', 'wer', 'cer']
+           'OFFLINE_HINT', 'WHISPER_TABLE_LANGUAGES', 'BASE_SPOKEN', 'SPEECH_TIMEOUT_S', 'TRANSCRIBERS', 'FRAME_S',
+           'Transcript', 'STTError', 'Transcriber', 'sniff_format', 'decode_audio', 'loudest_frame_rms', 'check_audio',
+           'encode_audio', 'tone', 'whisper_cache_dir', 'whisper_base_sources', 'sha256_file', 'assemble_whisper_base',
+           'resolve_whisper_model', 'load_whisper', 'model_lock', 'WhisperTranscriber', 'foreign_to_hindi',
+           'hindi_suppressed', 'suppressed_tokens', 'iso639_1', 'SarvamTranscriber', 'ElevenLabsTranscriber',
+           'MockTranscriber', 'make_transcriber', 'Unavailable', 'transcriber_or_unavailable', 'pcm16_samples',
+           'SileroVAD', 'Endpointer', 'StreamState', 'TranscriptStream', 'AudioStream', 'WhisperStream', 'open_stream',
+           'FinishStream', 'stream_through', 'edit_distance', 'wer', 'cer']
 
 # %% ../../nbs/voice/15_stt.ipynb #34e5ed05
 @dataclass
@@ -46,6 +47,7 @@ STT_REASONS = {
     'too_long':     (False, 'the recording is too long'),
     'no_speech':    (False, 'no speech was recognised in the recording'),
     'model':        (False, 'the speech recognition model could not be loaded'),
+    'language':     (False, 'the speech recognition model does not know this language'),
     'auth':         (False, 'the speech service rejected the API key'),
     'rejected':     (False, 'the speech service refused the recording'),
     'malformed':    (False, 'the speech service sent a reply that could not be read'),
@@ -259,6 +261,11 @@ def assemble_whisper_base(cache_dir=None, sources:dict[str, list[Path]]|None=Non
 _MODELS: dict[tuple, tuple] = {}           # setting -> (the loaded model, its one lock)
 _MODELS_LOCK = threading.Lock()
 OFFLINE_HINT = 'without internet, leave whisper_model empty to use the bundled whisper-base'
+# the table's languages (`voicerag.languages`) Whisper has a language token for: all but Odia
+WHISPER_TABLE_LANGUAGES = ('en', 'hi', 'mr', 'bn', 'as', 'gu', 'pa', 'ta', 'te', 'kn', 'ml', 'ur')
+# the languages the bundled whisper-base is served for: of the others' spoken questions it heard too little to answer
+# one rightly (`experiments/15c_spoken_languages`)
+BASE_SPOKEN = ('en', 'hi')
 
 def resolve_whisper_model(model:str='', cache_dir=None) -> str:
     """'' -> the assembled offline whisper-base folder; an existing folder -> itself; anything else -> a faster-whisper
@@ -292,8 +299,10 @@ class WhisperTranscriber:
 
     def __init__(self, model:str='', device:str='cpu', compute_type:str='int8', cpu_threads:int=2,
                  languages:tuple=('hi', 'en'), beam_size:int=5, max_seconds:float=30.0,
-                 cache_dir=None, hindi_scripts:bool=True):
+                 cache_dir=None, hindi_scripts:bool=True, spoken:tuple|None=None):
         self.model, self.device, self.compute_type, self.cpu_threads = model, device, compute_type, cpu_threads
+        # the languages it transcribes when told to: any the model knows, but only BASE_SPOKEN for the bundled model
+        self.spoken = tuple(spoken) if spoken is not None else None if model else BASE_SPOKEN
         (self.languages, self.beam_size,
          self.max_seconds, self.cache_dir) = tuple(languages), beam_size, max_seconds, cache_dir
         # a decode in Hindi writes only Devanagari and Latin letters (`suppressed_tokens`)
@@ -317,6 +326,19 @@ class WhisperTranscriber:
     def language_probs(self, encoded) -> dict[str, float]:
         "Whisper's probability of each language for an encoded window."
         return {token[2:-2]: prob for token, prob in self._whisper().model.detect_language(encoded)[0]}
+
+    def check_language(self, lang:str) -> str:
+        "`lang` if the model knows it and it is one of `spoken`; else an `STTError` ('language') that names it."
+        name = f'{LANGUAGES[lang].name} ({lang!r})' if lang in LANGUAGES else repr(lang)
+        details = {'lang': lang, 'model': self.model_name}
+        if lang not in self._whisper().supported_languages:
+            raise STTError('language', f'the speech recognition model ({self.model_name}) does not know {name}; '
+                           'type the question instead', details)
+        if self.spoken is not None and lang not in self.spoken:
+            raise STTError('language', f'spoken {name} is not served with {self.model_name}, which recognises too '
+                           'little of it to answer; type the question instead, or set whisper_model to a larger '
+                           'Whisper model', details)
+        return lang
 
     def pick_language(self, probs:Mapping[str, float]) -> tuple[str, float]:
         "The most probable of `self.languages`, and its share of their total probability."
@@ -343,12 +365,14 @@ class WhisperTranscriber:
                 {'windows': int(np.ceil(len(samples) / whisper.feature_extractor.n_samples))})
 
     def transcribe(self, audio:bytes, lang:str|None=None) -> Transcript:
-        "Transcribe `audio` in `lang` ('hi', 'en'), or in the most probable of `self.languages` when `lang` is None."
+        """Transcribe `audio` in `lang` ('hi', 'en'; one the model does not know is an `STTError`), or in the most
+        probable of `self.languages` when `lang` is None."""
         from faster_whisper.audio import pad_or_trim
         t0 = time.perf_counter()
         samples = check_audio(decode_audio(audio), self.max_seconds)
         t_decoded = time.perf_counter()
         whisper = self._whisper()
+        if lang: self.check_language(lang)
         with model_lock(whisper):
             t_loaded = time.perf_counter()
             encoded = whisper.encode(pad_or_trim(
@@ -823,7 +847,7 @@ class WhisperStream(AudioStream):
         if lang not in self._tokenizers:
             whisper = self.transcriber._whisper()
             self._tokenizers[lang] = Tokenizer(whisper.hf_tokenizer, whisper.model.is_multilingual,
-                                               task='transcribe', language=lang)
+                                               task='transcribe', language=self.transcriber.check_language(lang))
         return self._tokenizers[lang]
 
     def _text(self, tokens:list[int]) -> str: return self._tokenizer().decode(tokens).strip() if tokens else ''
