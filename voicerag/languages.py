@@ -14,7 +14,7 @@ from .core import DataError
 from .paths import package_file
 
 # %% auto #0
-__all__ = ['LANGUAGES', 'SCRIPTS', 'SCRIPT_LETTERS', 'ASSAMESE_LETTERS', 'HINDI_ONLY_WORDS', 'MARATHI_ONLY_WORDS',
+__all__ = ['LANGUAGES', 'SCRIPTS', 'SCRIPT_LETTERS', 'SCRIPT_CLASS', 'ASSAMESE_LETTERS', 'HINDI_ONLY_WORDS', 'MARATHI_ONLY_WORDS',
            'SHARED_SCRIPTS', 'MESSAGE_KEYS', 'Language', 'language', 'letters_by_script', 'script_of',
            'bengali_or_assamese', 'lingua_hindi_or_marathi', 'hindi_or_marathi', 'identify_language', 'messages_path',
            'check_messages', 'messages', 'message']
@@ -58,6 +58,8 @@ def language(code:str) -> Language:
 # %% ../nbs/00b_languages.ipynb #ddb5ea65
 # a letter or combining mark of each script of the table (`text` counts scripts with these too)
 SCRIPT_LETTERS = {script: regex.compile(rf'(?=[\p{{L}}\p{{M}}])\p{{Script={script}}}') for script in SCRIPTS}
+# the table's scripts inside a character class, `[...]` (`text`'s 'other' and the guardrails' supported letters)
+SCRIPT_CLASS = ''.join(rf'\p{{Script={script}}}' for script in SCRIPTS)
 
 def letters_by_script(text:str) -> Counter:
     "How many letters and marks of each known script `text` holds."

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import unicodedata
 import regex
-from .languages import LANGUAGES, SCRIPT_LETTERS, SCRIPTS
+from .languages import LANGUAGES, SCRIPT_CLASS, SCRIPT_LETTERS
 
 # %% auto #0
 __all__ = ['ZWNJ', 'ZWJ', 'ENGLISH_ABBREVIATIONS', 'HINDI_LETTER_NAMES', 'FINAL_MARKS', 'STOPWORDS', 'normalize', 'script_counts',
@@ -32,8 +32,7 @@ def normalize(text:str) -> str:
 # one pattern per script of the languages table, by its name in lower case ('latin', 'devanagari', 'bengali', ...);
 # 'other': letters and marks of any other script (inherited combining marks take their base's script)
 _SCRIPTS = {script.lower(): pattern for script, pattern in SCRIPT_LETTERS.items()}
-_KNOWN = ''.join(rf'\p{{Script={script}}}' for script in (*SCRIPTS, 'Inherited'))
-_SCRIPTS['other'] = regex.compile(rf'(?![{_KNOWN}])[\p{{L}}\p{{M}}]')
+_SCRIPTS['other'] = regex.compile(rf'(?![{SCRIPT_CLASS}\p{{Script=Inherited}}])[\p{{L}}\p{{M}}]')
 
 def script_counts(text:str) -> dict[str, int]:
     "How many letters and marks of each script `text` holds (scripts with none are left out)."

@@ -12,7 +12,8 @@ import numpy as np
 from ..core import DataError, atomic_write_json
 from ..paths import package_file
 from ..text import scripts_of, tokenize
-from ..retrieval.router import ASKER_LANGS, asker_language
+from ..languages import LANGUAGES
+from ..retrieval.router import asker_language
 from .guardrails import Thresholds, Verdict
 
 # %% auto #0
@@ -216,7 +217,7 @@ def unfitted_langs(abstainer:Abstainer) -> tuple[str, ...]:
     """The asker languages `abstainer` has no fit of its own for (`meta['fits']`, as `calibrate.fit_abstainer` writes
     it); none for a file without fits."""
     fits = abstainer.meta.get('fits')
-    return tuple(lang for lang in ASKER_LANGS if lang not in fits) if isinstance(fits, dict) else ()
+    return tuple(lang for lang in LANGUAGES if lang not in fits) if isinstance(fits, dict) else ()
 
 @dataclass
 class LanguageAbstainers:
@@ -244,7 +245,7 @@ class LanguageAbstainers:
         """Each asker language's threshold, from the abstainer that judges it ('default': the portable one's, for any
         other language)."""
         return {k: self.threshold_for(k)
-                for k in dict.fromkeys([*ASKER_LANGS, *self.own.thresholds, *self.portable.thresholds])}
+                for k in dict.fromkeys([*LANGUAGES, *self.own.thresholds, *self.portable.thresholds])}
 
     def threshold_for(self, lang:str) -> float: return self.judge(lang).threshold_for(lang)
 

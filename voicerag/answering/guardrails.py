@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 import regex
 from ..core import DataError, State
-from ..languages import LANGUAGES, SCRIPTS
+from ..languages import LANGUAGES, SCRIPT_CLASS
 from ..text import ZWJ, ZWNJ, FINAL_MARKS, STOPWORDS as TEXT_STOPWORDS, normalize, tokenize
 
 # %% auto #0
@@ -199,7 +199,7 @@ def injection_attempt(query:str, use_triggers:bool=True) -> str|None:
 
 # %% ../../nbs/answering/12_guardrails.ipynb #c939423e
 # a letter or mark of a script of the languages table (`00b_languages`)
-_SUPPORTED_LETTER = regex.compile('(?V1)[[' + ''.join(rf'\p{{Script={s}}}' for s in SCRIPTS) + r']&&[\p{L}\p{M}]]')
+_SUPPORTED_LETTER = regex.compile(rf'(?V1)[[{SCRIPT_CLASS}]&&[\p{{L}}\p{{M}}]]')
 _ANY_LETTER = regex.compile(r'[\p{L}\p{M}]')
 _EMOJI = regex.compile(r'[\p{Extended_Pictographic}\p{Emoji_Modifier}\p{Regional_Indicator}\ufe0f\u20e3\u200d]')
 _FINAL_MARKS = '.' + FINAL_MARKS + ' '

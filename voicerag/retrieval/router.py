@@ -11,7 +11,7 @@ from ..languages import LANGUAGES, identify_language
 from ..text import scripts_of
 
 # %% auto #0
-__all__ = ['ASKER_LANGS', 'question_type', 'romanized_hindi', 'asker_language', 'Plan', 'route']
+__all__ = ['question_type', 'romanized_hindi', 'asker_language', 'Plan', 'route']
 
 # %% ../../nbs/retrieval/08_router.ipynb #158c0682
 _TYPE_RULES = [
@@ -47,8 +47,6 @@ def romanized_hindi(text:str) -> bool:
     return hindi > 0 and hindi > sum(w in ENGLISH_MARKERS for w in words)
 
 # %% ../../nbs/retrieval/08_router.ipynb #1fb4c962
-ASKER_LANGS = tuple(LANGUAGES)     # every language of the table is an asker language
-
 def asker_language(text:str, hint:str|None=None) -> str:
     """The asker's language: `hint` when it is a code of `languages.LANGUAGES`; else Hindi for Hindi in Latin letters
     (`romanized_hindi`), else the language `text` is written in (`identify_language`; English without letters)."""
