@@ -19,6 +19,7 @@ from ..corpus.chunkers import make_chunker
 from .encoders import encoder_record
 from .bm25 import BM25Index, Ranking, ranking_from
 from .dense import ANN_MIN_ROWS, DenseIndex
+from .across import across_sound, sound_weight_for
 from .fusion import fuse
 from .router import Plan, route
 from threadpoolctl import threadpool_limits
@@ -265,8 +266,11 @@ def merge_best(rankings:list[Ranking]) -> Ranking:
 # %% ../../nbs/retrieval/09_index.ipynb #d3ca5217
 class Retriever:
     "The online retrieval path over an `Index` with the encoder it was built with."
-    def __init__(self, index:Index, encoder, config:Config|None=None):
+    def __init__(self, index:Index, encoder, config:Config|None=None, sound_weight:float|None=None):
+        "`sound_weight`: of names matched by sound across scripts (default `across.sound_weight_for` the index)."
         self.index, self.config = index, config or Config()
+        self.sound_weight = sound_weight_for(index) if sound_weight is None else sound_weight
+        self.scripts = frozenset(li.script for li in index.langs.values())
         built_with = index.manifest['encoder']['name']
         if encoder.name != built_with:
             raise IndexLoadError(f'index {index.name} was built with encoder {built_with!r}, not {encoder.name!r}')
@@ -277,7 +281,8 @@ class Retriever:
     def plan(self, query:str, lang:str, mode:str='routed') -> Plan:
         "The retrieval plan for `query` on the sub-index of passage language `lang`."
         c = self.config
-        plan = route(query, frozenset({self.index.langs[lang].script}), c.dense_weight, c.fusion, c.use_bm25)
+        plan = route(query, frozenset({self.index.langs[lang].script}), c.dense_weight, c.fusion, c.use_bm25,
+                     self.scripts, self.sound_weight)
         return plan if mode == 'routed' else _forced_plan(plan, mode, c.dense_weight)
 
     def search(self, query:str, k:int|None=None, langs=None, mode:str='routed') -> Search:
@@ -297,6 +302,7 @@ class Retriever:
                 if plans[lang].use_bm25: per_lang[lang]['bm25'] = self._bm25(lang, found['bm25', lang], evidence)
             for lang in langs:
                 if plans[lang].use_dense: per_lang[lang]['dense'] = self._dense(lang, found, evidence)
+                if plans[lang].use_sound: per_lang[lang]['sound'] = self._sound(lang, query, per_lang[lang]['dense'])
         with t('fuse'):
             fused = merge_best([fuse(r, plans[lang].weights, plans[lang].fusion) for lang, r in per_lang.items()])
         with t('resolve'): hits, confidence = self._resolve(fused, per_lang, evidence, k)
@@ -328,6 +334,10 @@ class Retriever:
             note_evidence(evidence, docs, rows, priority=2 if strategy == self.index.strategies[0] else 1)
         return fuse({s: d for s, (d, _) in per_strategy.items()},
                     {s: w for s, (_, w) in per_strategy.items()}, 'weighted')
+
+    def _sound(self, lang:str, query:str, dense:Ranking) -> Ranking:
+        "How `query` sounds like each document dense search found (`across.AcrossSound`, built once per sub-index)."
+        return derived(self.index, f'across_sound/{lang}', partial(across_sound, lang=lang)).ranking(query, dense)
 
     def _resolve(self, fused:Ranking, per_lang:dict, evidence:dict, k:int) -> tuple[list[Hit], dict]:
         "The top `k` documents as hits, with absolute signals; the evidence names the matched chunk and version."

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Callable
 import math, re
 import numpy as np, regex
 from ..text import normalize, sentence_spans, tokenize
@@ -224,19 +225,20 @@ def _tfidf(grams:Counter, vocab:dict, idf:list) -> dict:
 
 @dataclass
 class SoundIndex:
-    """Passages searched by how they sound: the cosine of TF-IDF vectors of the character n-grams of their `sound_key`s
-    (one sparse column per n-gram)."""
+    """Passages searched by how they sound: the cosine of TF-IDF vectors of the character n-grams of their `key`s
+    (`sound_key` unless another is given; one sparse column per n-gram)."""
     ids: list               # passage ids, by row
     vocab: dict             # n-gram -> its column
     idf: list               # column -> inverse document frequency (smoothed)
     indptr: np.ndarray      # column c holds rows[indptr[c]:indptr[c + 1]], with their unit-length TF-IDF weights
     rows: np.ndarray
     weights: np.ndarray
+    key: Callable[[str], str] = sound_key     # text -> what it sounds like, for passages and questions alike
 
     @classmethod
-    def from_texts(cls, ids, texts) -> 'SoundIndex':
-        "The index of `texts` (Hindi passages), their rows named by `ids`."
-        docs = [sound_grams(sound_key(t)) for t in texts]
+    def from_texts(cls, ids, texts, key:Callable[[str], str]=sound_key) -> 'SoundIndex':
+        "The index of `texts` (Hindi passages with the default `key`), their rows named by `ids`."
+        docs = [sound_grams(key(t)) for t in texts]
         df = Counter(g for d in docs for g in d)
         vocab = {g: col for col, g in enumerate(df)}
         idf = [math.log((1 + len(docs)) / (1 + n)) + 1 for n in df.values()]
@@ -248,12 +250,12 @@ class SoundIndex:
         order = np.argsort(cols, kind='stable')
         indptr = np.searchsorted(cols[order], np.arange(len(vocab) + 1))
         return cls(list(ids), vocab, idf, indptr, np.array(rows, dtype=np.int32)[order],
-                   np.array(weights, dtype=np.float32)[order])
+                   np.array(weights, dtype=np.float32)[order], key)
 
     def scores(self, text:str) -> np.ndarray:
         "The cosine of `text`'s sound to every row."
         found = np.zeros(len(self.ids), np.float32)
-        for col, w in _tfidf(sound_grams(sound_key(text)), self.vocab, self.idf).items():
+        for col, w in _tfidf(sound_grams(self.key(text)), self.vocab, self.idf).items():
             a, b = self.indptr[col], self.indptr[col + 1]
             found[self.rows[a:b]] += w * self.weights[a:b]
         return found
@@ -268,10 +270,10 @@ class SoundIndex:
     def closest_sentence(self, text:str, passage:str) -> tuple[int, int, float]|None:
         """The sentence of `passage` that sounds most like `text`, as (start, end, cosine) with this index's idf; None
         when none shares a sound with it."""
-        heard = _tfidf(sound_grams(sound_key(text)), self.vocab, self.idf)
+        heard = _tfidf(sound_grams(self.key(text)), self.vocab, self.idf)
         best = None
         for a, b in sentence_spans(passage) or [(0, len(passage))]:
-            sentence = _tfidf(sound_grams(sound_key(passage[a:b])), self.vocab, self.idf)
+            sentence = _tfidf(sound_grams(self.key(passage[a:b])), self.vocab, self.idf)
             cosine = sum(w * sentence.get(col, 0.0) for col, w in heard.items())
             if cosine > 0 and (best is None or cosine > best[2]): best = (a, b, cosine)
         return best

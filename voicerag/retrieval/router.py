@@ -65,15 +65,24 @@ class Plan:
     weights: dict = field(default_factory=dict)     # retriever name -> fusion weight
     fusion: str = 'weighted'                        # 'weighted', 'rrf', or 'single' when one retriever runs
     reason: str = ''
+    use_sound: bool = False                         # names matched by sound too (`retrieval.across`)
 
 def route(query:str, corpus_scripts:frozenset, dense_weight:float=Config.dense_weight, fusion:str=Config.fusion,
-          use_bm25:bool=Config.use_bm25) -> Plan:
-    "Classify `query` and plan retrieval over a corpus written in `corpus_scripts`."
+          use_bm25:bool=Config.use_bm25, index_scripts:frozenset|None=None, sound_weight:float=0.0) -> Plan:
+    """Classify `query` and plan retrieval over a corpus written in `corpus_scripts`. When the query is written in
+    none of `index_scripts` (those of every passage language of the index), names are matched by sound too, weighed
+    `sound_weight` beside dense search (0: never)."""
     if fusion not in ('weighted', 'rrf'): raise ValueError(f"fusion must be 'weighted' or 'rrf', got {fusion!r}")
     if not 0 <= dense_weight <= 1: raise ValueError(f'dense_weight must lie in [0, 1], got {dense_weight}')
+    if not 0 <= sound_weight < float('inf'):
+        raise ValueError(f'sound_weight must be finite and >= 0, got {sound_weight}')
     q_scripts = scripts_of(query)
     shared = q_scripts & frozenset(corpus_scripts)
     bm25 = use_bm25 and bool(shared) and dense_weight < 1
+    if not bm25 and sound_weight > 0 and q_scripts and index_scripts is not None and not q_scripts & index_scripts:
+        return Plan(q_scripts, question_type(query), True, False, {'dense': 1.0, 'sound': sound_weight}, 'weighted',
+                    f'no script of the index: query {sorted(q_scripts)} vs index {sorted(index_scripts)}; names by '
+                    'sound too', use_sound=True)
     if not bm25:
         why = ('bm25 disabled by configuration' if not use_bm25 else
                'dense weight is 1' if dense_weight >= 1 else
