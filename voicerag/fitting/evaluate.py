@@ -24,8 +24,7 @@ from ..retrieval.rerank import RerankingRetriever, reranker_fingerprint
 from ..pipeline import Pipeline
 from ..answering.reading import load_reading_threshold, reading_rows, row_scores, squad2_scores, squad_asks
 from ..languages import LANGUAGES
-from ..serving.assembly import (build_named_index, ensure_index, load_abstainer, load_pipeline,
-                                       named_index_path, served_pipeline)
+from ..serving.assembly import ensure_index, load_abstainer, load_pipeline, named_index, served_pipeline
 
 # %% auto #0
 __all__ = ['RESULTS_FORMAT', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVAL_DIRECTIONS', 'ANSWER_STATES', 'NAN',
@@ -36,12 +35,12 @@ __all__ = ['RESULTS_FORMAT', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVA
            'answer_absent_results', 'ranking_confidence', 'precision_estimate', 'aurc_estimate', 'selective_summary',
            'selective_results', 'natural_questions_file', 'summarize_natural', 'natural_results', 'squad_test',
            'squad_rows', 'summarize_squad', 'squad_pipeline_results', 'reading_mode_results', 'open_question_results',
-           'named_pipeline', 'first_found', 'drawn_keys', 'language_row', 'language_rows', 'summarize_languages',
-           'language_results', 'curve_points', 'abstention_results', 'latency_results', 'sweep_results',
-           'answerer_identity', 'evaluate', 'headline', 'drift', 'retrieval_table', 'answers_table', 'declining_table',
-           'selective_table', 'natural_table', 'abstention_table', 'languages_table', 'latency_table', 'sweep_table',
-           'markdown_table', 'plot_cross_lingual', 'plot_risk_coverage', 'plot_system_risk_coverage', 'plot_latency',
-           'squad_table', 'reading_mode_table']
+           'first_found', 'drawn_keys', 'language_row', 'language_rows', 'summarize_languages', 'language_results',
+           'curve_points', 'abstention_results', 'latency_results', 'sweep_results', 'answerer_identity', 'evaluate',
+           'headline', 'drift', 'retrieval_table', 'answers_table', 'declining_table', 'selective_table',
+           'natural_table', 'abstention_table', 'languages_table', 'latency_table', 'sweep_table', 'markdown_table',
+           'plot_cross_lingual', 'plot_risk_coverage', 'plot_system_risk_coverage', 'plot_latency', 'squad_table',
+           'reading_mode_table']
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #ed58ae91
 RESULTS_FORMAT = 'voicerag.eval/1'
@@ -401,12 +400,6 @@ def open_question_results(served:Served, name:str='nq_open_efficientqa_dev', pro
 # %% ../../nbs/fitting/18_evaluate.ipynb #2b7f1d02
 LANGUAGE_SAMPLE = 100       # questions of each kind asked in every language
 
-def named_pipeline(config:Config, name:str, corpus, progress:bool=True) -> Pipeline:
-    "The served pipeline over the index `name` of `corpus` (`config`'s settings otherwise), built first when missing."
-    named = replace(config, index_name=name)
-    if not (named_index_path(named)/'manifest.json').exists(): build_named_index(named, corpus, progress=progress)
-    return load_pipeline(named)
-
 def first_found(retriever, query, qrels, langs:tuple|None=None) -> bool:
     "Whether the first document `retriever` finds for `query` (over passages in `langs`; all when None) is relevant."
     hits = retriever.search(query.text, k=10, langs=langs).hits
@@ -460,17 +453,17 @@ def language_results(served:Served, progress:bool=True) -> dict:
     config, bar = served.config, lambda items, desc: progress_bar(items, desc=desc, disable=not progress, leave=False)
     xin = load_xquad_in()
     test = split_dataset(xin, seed=config.seed)['test']
-    found = named_pipeline(config, 'xquad-in', xin.corpus, progress).retriever
+    found = load_pipeline(named_index(config, 'xquad-in', xin.corpus, progress)).retriever
     searched = [{'lang': q.lang, 'own': first_found(found, q, test.qrels, (q.lang,)),
                  'english': first_found(found, q, test.qrels, ('en',))}
                 for q in bar(list(test.queries), 'languages, retrieval')]
     xor = load_xorqa_in()
-    found = named_pipeline(config, 'xorqa-in-dev', xor.corpus, progress).retriever
+    found = load_pipeline(named_index(config, 'xorqa-in-dev', xor.corpus, progress)).retriever
     xor_searched = [{'lang': q.lang, 'found': first_found(found, q, xor.qrels)}
                     for q in bar(list(xor.queries), 'languages, XorQA-IN')]
     held = held_out_articles(load_xquad(('en',)).queries, seed=config.seed)
-    held_pipe = named_pipeline(config, 'xquad-in-held-out', corpus_without(xin.corpus, held, 'xquad-in-held-out'),
-                               progress)
+    held_pipe = load_pipeline(named_index(config, 'xquad-in-held-out',
+                                          corpus_without(xin.corpus, held, 'xquad-in-held-out'), progress))
     asked = language_rows(held_pipe, test, drawn_keys(test, held, seed=config.seed), progress)
     return {'sample': LANGUAGE_SAMPLE, 'by_language': summarize_languages(searched, xor_searched, asked)}
 

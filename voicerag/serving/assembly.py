@@ -5,6 +5,7 @@
 # %% ../../nbs/serving/16a_serving.ipynb #796abfc6
 from __future__ import annotations
 import logging, re, warnings
+from dataclasses import replace
 from pathlib import Path
 from ..core import Config, VoiceragError
 from ..corpus.data import default_corpus
@@ -21,7 +22,7 @@ from ..pipeline import Pipeline
 # %% auto #0
 __all__ = ['PORTABLE', 'INDEX_NAME', 'calibration_path', 'serving_retriever', 'portable_calibration_path', 'portable_abstainer',
            'load_abstainer', 'load_reader', 'served_pipeline', 'default_index_path', 'named_index_path',
-           'build_default_index', 'build_named_index', 'ensure_index', 'load_pipeline']
+           'build_default_index', 'build_named_index', 'named_index', 'ensure_index', 'load_pipeline']
 
 # %% ../../nbs/serving/16a_serving.ipynb #01fd8898
 # __name__ of the module; spelled out so the notebook logs under it too
@@ -170,6 +171,12 @@ def build_named_index(config:Config, corpus, progress:bool=True) -> Path:
     """Build and save the index of `corpus` under `config.index_name` (not 'default'), replacing an older one whole;
     returns its folder."""
     return _build_into(named_index_path(config), corpus, config, progress)
+
+def named_index(config:Config, name:str, corpus, progress:bool=True) -> Config:
+    "`config` for the index `name` of `corpus`, which is built first (`build_named_index`) when it is not there yet."
+    named = replace(config, index_name=name)
+    if not (named_index_path(named)/'manifest.json').exists(): build_named_index(named, corpus, progress=progress)
+    return named
 
 def ensure_index(config:Config) -> Path:
     "The folder of the index `config` names, the default index built first (once, and announced) when it is missing."
