@@ -670,6 +670,19 @@ def load_xquad_in(langs:Iterable[str]=XQUAD_IN_LANGS, folder=None, english:bool=
 # %% ../../nbs/corpus/02_data.ipynb #242ae6fb
 XORQA_IN_FILES = {'dev': 'xorqa_in_dev.json', 'train': 'xorqa_in_train.json'}
 
+def _asked(q:dict, path, where:str) -> list[tuple[str, str, tuple]]:
+    """(language, normalised question, its normalised answers) of each language one question of the benchmark was
+    asked in (its `asked` field, checked); a blank translation, as a few are in the benchmark, is left out."""
+    out = []
+    for lang, asked in _field(q, 'asked', dict, path, where).items():
+        at = f'{where}.asked.{lang}'
+        text = _field(_need(asked, dict, path, at), 'question', str, path, at)
+        if not text.strip(): continue
+        answers = tuple(dict.fromkeys(normalize(_need(a, str, path, f'{at}.answers'))
+                                      for a in _field(asked, 'answers', list, path, at)))
+        out.append((lang, normalize(text), answers))
+    return out
+
 def load_xorqa_in(folder=None, split:str='dev') -> Dataset:
     """XorQA-IN's `split` (`XORQA_IN_FILES` in `folder`, default `data_dir()`; 'train' is for calibration only):
     English passages, the questions in twelve languages, and each question's passage; gold answers are the English
@@ -688,11 +701,10 @@ def load_xorqa_in(folder=None, split:str='dev') -> Dataset:
         doc_id = f'{prefix}/{k}'
         answers = tuple(dict.fromkeys(_text(a, path, None, f'{where}.answers')
                                       for a in _field(q, 'answers', list, path, where)))
-        for lang, asked in _field(q, 'asked', dict, path, where).items():
-            if not asked['question'].strip(): continue                    # a few are blank in the benchmark
-            qid = f"{prefix}/{q['id']}@{lang}"
-            queries.append(Query(qid, normalize(asked['question']), lang, q['id'], doc_id, answers,
-                                 meta={'translated_answers': tuple(map(normalize, asked['answers']))}))
+        key = _field(q, 'id', str, path, where)
+        for lang, text, translated in _asked(q, path, where):
+            qid = f'{prefix}/{key}@{lang}'
+            queries.append(Query(qid, text, lang, key, doc_id, answers, meta={'translated_answers': translated}))
             qrels[qid] = {doc_id: 1}
     name = 'xorqa_in' if split == 'dev' else f'xorqa_in_{split}'
     return Dataset(name, Corpus(passages, name), Queries(queries), Qrels(qrels), {'file': str(path)})
@@ -705,17 +717,22 @@ def load_xquad_in_calibration(folder=None) -> Dataset:
     twelve languages, with their paragraphs: for calibration only."""
     path = data_file(XQUAD_IN_CALIBRATION_FILE, folder)
     doc = _need(read_json(path), dict, path, '<root>')
-    passages = [Passage(f"xquad_in_cal/{p['paragraph']}@{p['lang']}", _text(p['text'], path, None, f'passages[{k}]'),
-                        p['lang'], f"xquad_in_cal/{p['paragraph']}", '')
-                for k, p in enumerate(_field(doc, 'passages', list, path, ''))]
+    passages = []
+    for k, p in enumerate(_field(doc, 'passages', list, path, '')):
+        where = f'passages[{k}]'
+        paragraph = _field(_need(p, dict, path, where), 'paragraph', int, path, where)
+        lang = _field(p, 'lang', str, path, where)
+        passages.append(Passage(f'xquad_in_cal/{paragraph}@{lang}', _text(_field(p, 'text', str, path, where), path,
+                                                                           None, f'{where}.text'),
+                                lang, f'xquad_in_cal/{paragraph}', ''))
     queries, qrels = [], {}
     for i, q in enumerate(_field(doc, 'questions', list, path, '')):
-        doc_id = f"xquad_in_cal/{q['paragraph']}"
-        for lang, asked in q['asked'].items():
-            if not asked['question'].strip(): continue                    # a few are blank in the benchmark
-            qid = f"xquad_in_cal/{q['id']}@{lang}"
-            queries.append(Query(qid, normalize(asked['question']), lang, q['id'], doc_id,
-                                 tuple(dict.fromkeys(map(normalize, asked['answers']))), meta={'split': q['split']}))
+        where = f'questions[{i}]'
+        doc_id = f"xquad_in_cal/{_field(_need(q, dict, path, where), 'paragraph', int, path, where)}"
+        key, split = (_field(q, name, str, path, where) for name in ('id', 'split'))
+        for lang, text, answers in _asked(q, path, where):
+            qid = f'xquad_in_cal/{key}@{lang}'
+            queries.append(Query(qid, text, lang, key, doc_id, answers, meta={'split': split}))
             qrels[qid] = {doc_id: 1}
     return Dataset('xquad_in_calibration', Corpus(passages, 'xquad_in_calibration'), Queries(queries), Qrels(qrels),
                    {'file': str(path)})
