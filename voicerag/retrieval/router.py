@@ -77,12 +77,12 @@ def route(query:str, corpus_scripts:frozenset, dense_weight:float=Config.dense_w
     if not 0 <= sound_weight < float('inf'):
         raise ValueError(f'sound_weight must be finite and >= 0, got {sound_weight}')
     q_scripts = scripts_of(query)
-    shared = q_scripts & frozenset(corpus_scripts)
-    bm25 = use_bm25 and bool(shared) and dense_weight < 1
-    if not bm25 and sound_weight > 0 and q_scripts and index_scripts is not None and not q_scripts & index_scripts:
+    if sound_weight > 0 and index_scripts is not None and q_scripts and not q_scripts & index_scripts:
         return Plan(q_scripts, question_type(query), True, False, {'dense': 1.0, 'sound': sound_weight}, 'weighted',
                     f'no script of the index: query {sorted(q_scripts)} vs index {sorted(index_scripts)}; names by '
                     'sound too', use_sound=True)
+    shared = q_scripts & frozenset(corpus_scripts)
+    bm25 = use_bm25 and bool(shared) and dense_weight < 1
     if not bm25:
         why = ('bm25 disabled by configuration' if not use_bm25 else
                'dense weight is 1' if dense_weight >= 1 else
