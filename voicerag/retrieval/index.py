@@ -19,7 +19,7 @@ from ..corpus.chunkers import make_chunker
 from .encoders import encoder_record
 from .bm25 import BM25Index, Ranking, ranking_from
 from .dense import ANN_MIN_ROWS, DenseIndex
-from .across import across_sound, sound_weight_for
+from .across import AcrossSound, across_sound, sound_weight_for
 from .fusion import fuse
 from .router import Plan, route
 from threadpoolctl import threadpool_limits
@@ -335,9 +335,20 @@ class Retriever:
         return fuse({s: d for s, (d, _) in per_strategy.items()},
                     {s: w for s, (_, w) in per_strategy.items()}, 'weighted')
 
+    def warm(self) -> list[str]:
+        """Build now what a question in none of the index's scripts would build first (each sub-index's sound index,
+        when sound is on), so that no question waits for it; the languages built."""
+        if not self.sound_weight: return []
+        for lang in sorted(self.index.langs): self._sound_index(lang)
+        return sorted(self.index.langs)
+
+    def _sound_index(self, lang:str) -> AcrossSound:
+        "The passages in `lang` as they sound (`across.across_sound`), built once per sub-index."
+        return derived(self.index, f'across_sound/{lang}', partial(across_sound, lang=lang))
+
     def _sound(self, lang:str, query:str, dense:Ranking) -> Ranking:
-        "How `query` sounds like each document dense search found (`across.AcrossSound`, built once per sub-index)."
-        return derived(self.index, f'across_sound/{lang}', partial(across_sound, lang=lang)).ranking(query, dense)
+        "How `query` sounds like each document dense search found."
+        return self._sound_index(lang).ranking(query, dense)
 
     def _resolve(self, fused:Ranking, per_lang:dict, evidence:dict, k:int) -> tuple[list[Hit], dict]:
         "The top `k` documents as hits, with absolute signals; the evidence names the matched chunk and version."

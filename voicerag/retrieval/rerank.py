@@ -328,6 +328,10 @@ class RerankingRetriever:
     config = property(lambda self: self.retriever.config)
     encoder = property(lambda self: self.retriever.encoder, lambda self, e: setattr(self.retriever, 'encoder', e))
 
+    def warm(self) -> list[str]:
+        "The wrapped retriever's `warm`: what its first question across scripts would build, built now."
+        return self.retriever.warm()
+
     def search(self, query:str, k:int|None=None, langs=None, mode:str='routed') -> Search:
         """The retriever's search; in routed mode and an applied direction, its top `depth` re-ranked down to `k`.
         Either way the confidence has `RERANK_CONFIDENCE`."""

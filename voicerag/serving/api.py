@@ -215,7 +215,9 @@ def pipeline_loader(config:Config, index):
     its model loaded (or `Unavailable`, saying why)."""
     def load():
         from voicerag.serving.assembly import load_pipeline
-        return load_pipeline(config, index), transcriber_or_unavailable(config, load=True)
+        pipeline = load_pipeline(config, index)
+        pipeline.retriever.warm()         # what the first question across scripts would build, so that none waits
+        return pipeline, transcriber_or_unavailable(config, load=True)
     return load
 
 # %% ../../nbs/serving/92_serve.ipynb #d65103ba
