@@ -221,7 +221,7 @@ class ReaderLike(Protocol):
 class AnswerabilityLike(Protocol):
     "`Pipeline.answerability` (`answering.declining.Answerability`): whether a short answer answers the question."
     def probability(self, features:dict) -> float: ...
-    def rule_for(self, lang:str, latin:bool=False) -> tuple[float, str]: ...    # the threshold, and whose it is
+    def rule_for(self, lang:str, latin:bool=False, across:bool=False) -> tuple[float, str]: ...   # threshold, whose
 
 # %% ../nbs/00_core.ipynb #b8b2279b
 class StageTimer:

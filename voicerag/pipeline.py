@@ -254,10 +254,10 @@ class Pipeline:
 
     def _answerable(self, answer:Answer, lang:str, latin:bool=False) -> Verdict:
         """Declines when the answerability model judges that the short answer does not answer the question (`latin`:
-        read from Latin letters)."""
+        read from Latin letters; an answer cited from a passage in another language than `lang` is judged `across`)."""
         p = answer.meta.get('answerability')
         if p is None: return Verdict(True)
-        t, whose = self.answerability.rule_for(lang, latin)
+        t, whose = self.answerability.rule_for(lang, latin, across=answer.lang != lang)
         return Verdict(True) if p >= t else Verdict(False, 'unanswerable',
                                                     f'answerability {p:.3f} is below the threshold {t:.3f} for {whose}')
 

@@ -297,22 +297,28 @@ class Answerability:
     meta: dict = field(default_factory=dict)
     latin: dict = field(default_factory=dict)  # asker language -> threshold for a question read from Latin letters
                                                # (fitted in `08a_romanized`)
+    across: dict = field(default_factory=dict) # asker language -> threshold for an answer cited from a passage in
+                                               # another language (fitted in `08c_question_shift`)
 
     def probability(self, features:dict) -> float:
         return float(self.model.probability([[features[k] for k in self.model.features]])[0])
 
-    def rule_for(self, lang:str, latin:bool=False) -> tuple[float, str]:
+    def rule_for(self, lang:str, latin:bool=False, across:bool=False) -> tuple[float, str]:
         """The least probability answered for an asker of `lang`, and whose threshold it is; `latin`: read from Latin
-        letters, with its own threshold when one is fitted."""
+        letters, `across`: the answer cited from a passage in another language, each with its own threshold when one is
+        fitted."""
         if latin and lang in self.latin: return self.latin[lang], f'{lang} read from Latin letters'
+        if across and lang in self.across: return self.across[lang], f'{lang} answered from another language'
         return self.thresholds.get(lang, max(self.thresholds.values())), lang
 
-    def threshold_for(self, lang:str, latin:bool=False) -> float: return self.rule_for(lang, latin)[0]
+    def threshold_for(self, lang:str, latin:bool=False, across:bool=False) -> float:
+        return self.rule_for(lang, latin, across)[0]
 
     def save(self, path=None) -> Path:
         return atomic_write_json(path or answerability_path(),
                                  {'format': ANSWERABILITY_FORMAT, 'model': self.model.to_dict(),
-                                  'thresholds': self.thresholds, 'latin': self.latin, 'meta': self.meta})
+                                  'thresholds': self.thresholds, 'latin': self.latin, 'across': self.across,
+                                  'meta': self.meta})
 
     @classmethod
     def load(cls, path=None) -> 'Answerability':
@@ -324,6 +330,6 @@ class Answerability:
             raise DataError(f'not an answerability model (format {d.get("format")!r})', path=path, field='format')
         floats = lambda m: {k: float(v) for k, v in m.items()}
         try: return cls(LogisticAbstainer.from_dict(d['model']), floats(d['thresholds']), d.get('meta', {}),
-                        floats(d.get('latin', {})))
+                        floats(d.get('latin', {})), floats(d.get('across', {})))
         except (KeyError, AttributeError, TypeError, ValueError) as e:
             raise DataError(f'malformed answerability model: {e!r}', path=path) from None

@@ -19,7 +19,9 @@ from ..corpus.chunkers import make_chunker
 from .encoders import encoder_record
 from .bm25 import BM25Index, Ranking, ranking_from
 from .dense import ANN_MIN_ROWS, DenseIndex
+from ..languages import identify_language
 from .across import AcrossSound, across_sound, sound_weight_for
+from .shift import QuestionShift, default_shift
 from .fusion import fuse
 from .router import Plan, route
 from threadpoolctl import threadpool_limits
@@ -266,8 +268,11 @@ def merge_best(rankings:list[Ranking]) -> Ranking:
 # %% ../../nbs/retrieval/09_index.ipynb #d3ca5217
 class Retriever:
     "The online retrieval path over an `Index` with the encoder it was built with."
-    def __init__(self, index:Index, encoder, config:Config|None=None, sound_weight:float|None=None):
-        "`sound_weight`: of names matched by sound across scripts (default `across.sound_weight_for` the index)."
+    def __init__(self, index:Index, encoder, config:Config|None=None, sound_weight:float|None=None,
+                 shift:QuestionShift|bool|None=True):
+        """`sound_weight`: of names matched by sound across scripts (default `across.sound_weight_for` the index);
+        `shift`: how a question is moved toward another language's passages (`shift.QuestionShift`; True: the one
+        shipped for the encoder, if any; None: never moved)."""
         self.index, self.config = index, config or Config()
         self.sound_weight = sound_weight_for(index) if sound_weight is None else sound_weight
         self.scripts = frozenset(li.script for li in index.langs.values())
@@ -275,6 +280,7 @@ class Retriever:
         if encoder.name != built_with:
             raise IndexLoadError(f'index {index.name} was built with encoder {built_with!r}, not {encoder.name!r}')
         self.encoder = encoder
+        self.shift = default_shift(encoder.name) if shift is True else (shift or None)
         self.at_once = (max((len(d) for li in index.langs.values() for d in li.dense.values()), default=0)
                         >= ANN_MIN_ROWS)
 
@@ -295,9 +301,10 @@ class Retriever:
         with t('route'): plans = {lang: self.plan(query, lang, mode) for lang in langs}
         with t('encode'):
             qvec = self.encoder.encode_queries([query])[0] if any(p.use_dense for p in plans.values()) else None
+            qvecs = self._shifted(query, qvec, langs)
         per_lang = {lang: {} for lang in langs}
         with t('search'):
-            found = self._chunk_rankings(query, qvec, plans, depth)
+            found = self._chunk_rankings(query, qvecs, plans, depth)
             for lang in langs:
                 if plans[lang].use_bm25: per_lang[lang]['bm25'] = self._bm25(lang, found['bm25', lang], evidence)
             for lang in langs:
@@ -308,14 +315,23 @@ class Retriever:
         with t('resolve'): hits, confidence = self._resolve(fused, per_lang, evidence, k)
         return Search(hits, plans, qvec, confidence, t.ms)
 
-    def _chunk_rankings(self, query:str, qvec, plans:dict, depth:int) -> dict:
+    def _shifted(self, query:str, qvec, langs:list[str]) -> dict:
+        """The question's vector for the passages of each language in `langs`: moved by `shift` toward that language
+        from the one `query` is written in (`languages.identify_language`), when there is a shift and none of `langs`
+        is the question's (passages in its own language are then the evidence, and moved it would rank the other
+        languages' passages above them: `08c_question_shift`)."""
+        asked = identify_language(query) if qvec is not None and self.shift is not None else None
+        if asked is None or asked in langs: return {lang: qvec for lang in langs}
+        return {lang: self.shift.toward(qvec, asked, lang) for lang in langs}
+
+    def _chunk_rankings(self, query:str, qvecs:dict, plans:dict, depth:int) -> dict:
         """Every chunk ranking the plans ask for, keyed ('bm25', lang) and ('dense', lang, strategy); searched at the
         same time (`concurrently`) when `at_once`."""
         calls = {}
         for lang, plan in plans.items():
             li = self.index.langs[lang]
             if plan.use_bm25: calls['bm25', lang] = partial(li.bm25.search, query, depth)
-            if plan.use_dense: calls.update({('dense', lang, s): partial(li.dense[s].search, qvec, depth)
+            if plan.use_dense: calls.update({('dense', lang, s): partial(li.dense[s].search, qvecs[lang], depth)
                                              for s in self.index.strategies})
         return dict(zip(calls, concurrently(list(calls.values()), self.at_once)))
 
