@@ -320,9 +320,11 @@ class Retriever:
         from the one `query` is written in (`languages.identify_language`), when there is a shift and none of `langs`
         is the question's (passages in its own language are then the evidence, and moved it would rank the other
         languages' passages above them: `08c_question_shift`)."""
-        asked = identify_language(query) if qvec is not None and self.shift is not None else None
-        if asked is None or asked in langs: return {lang: qvec for lang in langs}
-        return {lang: self.shift.toward(qvec, asked, lang) for lang in langs}
+        unmoved = {lang: qvec for lang in langs}
+        if qvec is None or self.shift is None or not set(langs) & set(self.shift.targets): return unmoved
+        asked = identify_language(query)              # only where a move could happen: it is on every search's path
+        return unmoved if asked is None or asked in langs else {lang: self.shift.toward(qvec, asked, lang)
+                                                                 for lang in langs}
 
     def _chunk_rankings(self, query:str, qvecs:dict, plans:dict, depth:int) -> dict:
         """Every chunk ranking the plans ask for, keyed ('bm25', lang) and ('dense', lang, strategy); searched at the
