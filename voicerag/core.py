@@ -191,7 +191,7 @@ class RetrieverLike(Protocol):
     `retrieval.index.Search` (the pipeline reads its hits, query_vec, confidence and timings)."""
     index: IndexLike
     encoder: EncoderLike
-    def search(self, query:str, k:int|None=None, langs=None) -> Any: ...
+    def search(self, query:str, k:int|None=None, langs=None, asked:str|None=None) -> Any: ...  # asked: its language
 
 @runtime_checkable
 class AbstainerLike(Protocol):

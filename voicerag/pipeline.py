@@ -211,7 +211,7 @@ class Pipeline:
         answerability threshold)."""
         with timer('guard_pre'): verdict = check_query(text, self.thresholds.max_query_chars)
         if not verdict: return self._finish(State.refused_guardrail, lang, timer, verdict=verdict)
-        search = self.retriever.search(text, k=self.k, langs=langs)
+        search = self.retriever.search(text, k=self.k, langs=langs, asked=lang)
         timer.ms.update(search.timings)
         with timer('guard_post'): verdict, abstained = self._judge(search.confidence, text, lang)
         if not verdict:

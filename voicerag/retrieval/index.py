@@ -291,8 +291,9 @@ class Retriever:
                      self.scripts, self.sound_weight)
         return plan if mode == 'routed' else _forced_plan(plan, mode, c.dense_weight)
 
-    def search(self, query:str, k:int|None=None, langs=None, mode:str='routed') -> Search:
-        "The top `k` documents for `query` over passages in `langs` (all by default)."
+    def search(self, query:str, k:int|None=None, langs=None, mode:str='routed', asked:str|None=None) -> Search:
+        """The top `k` documents for `query` over passages in `langs` (all by default); `asked`: the question's
+        language when the caller knows it (a stated one), else identified from `query` where it matters."""
         if mode not in MODES: raise ValueError(f'unknown mode {mode!r}; use one of {MODES}')
         k = k or self.config.top_k
         depth = max(10 * k, 100)
@@ -301,7 +302,7 @@ class Retriever:
         with t('route'): plans = {lang: self.plan(query, lang, mode) for lang in langs}
         with t('encode'):
             qvec = self.encoder.encode_queries([query])[0] if any(p.use_dense for p in plans.values()) else None
-            qvecs = self._shifted(query, qvec, langs)
+            qvecs = self._shifted(query, qvec, langs, asked)
         per_lang = {lang: {} for lang in langs}
         with t('search'):
             found = self._chunk_rankings(query, qvecs, plans, depth)
@@ -315,14 +316,15 @@ class Retriever:
         with t('resolve'): hits, confidence = self._resolve(fused, per_lang, evidence, k)
         return Search(hits, plans, qvec, confidence, t.ms)
 
-    def _shifted(self, query:str, qvec, langs:list[str]) -> dict:
+    def _shifted(self, query:str, qvec, langs:list[str], asked:str|None=None) -> dict:
         """The question's vector for the passages of each language in `langs`: moved by `shift` toward that language
-        from the one `query` is written in (`languages.identify_language`), when there is a shift and none of `langs`
-        is the question's (passages in its own language are then the evidence, and moved it would rank the other
-        languages' passages above them: `08c_question_shift`)."""
+        from the question's (`asked`, else the one `query` is written in: `languages.identify_language`), when there is
+        a shift and none of `langs` is the question's (passages in its own language are then the evidence, and moved
+        it would rank the other languages' passages above them: `08c_question_shift`)."""
         unmoved = {lang: qvec for lang in langs}
         if qvec is None or self.shift is None or not set(langs) & set(self.shift.targets): return unmoved
-        asked = identify_language(query)              # only where a move could happen: it is on every search's path
+        # identified only where a move could happen: it is on every search's path
+        asked = asked or identify_language(query)
         return unmoved if asked is None or asked in langs else {lang: self.shift.toward(qvec, asked, lang)
                                                                  for lang in langs}
 

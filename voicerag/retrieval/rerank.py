@@ -332,14 +332,14 @@ class RerankingRetriever:
         "The wrapped retriever's `warm`: what its first question across scripts would build, built now."
         return self.retriever.warm()
 
-    def search(self, query:str, k:int|None=None, langs=None, mode:str='routed') -> Search:
-        """The retriever's search; in routed mode and an applied direction, its top `depth` re-ranked down to `k`.
-        Either way the confidence has `RERANK_CONFIDENCE`."""
+    def search(self, query:str, k:int|None=None, langs=None, mode:str='routed', asked:str|None=None) -> Search:
+        """The retriever's search (`asked`: the question's language, when known); in routed mode and an applied
+        direction, its top `depth` re-ranked down to `k`. Either way the confidence has `RERANK_CONFIDENCE`."""
         k = k or self.config.top_k
         if mode != 'routed' or not self.reranker.applies(direction_key(self.index, query, langs)):
-            s = self.retriever.search(query, k=k, langs=langs, mode=mode)
+            s = self.retriever.search(query, k=k, langs=langs, mode=mode, asked=asked)
             return replace(s, confidence={**s.confidence, **rerank_confidence(None)})
-        s = self.retriever.search(query, k=max(k, self.depth), langs=langs, mode=mode)
+        s = self.retriever.search(query, k=max(k, self.depth), langs=langs, mode=mode, asked=asked)
         t = StageTimer()
         with t('rerank'):
             hits, p = rerank_hits(s.hits, self.reranker.score(self.featurize(s, query)), k)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/retrieval/08c_question_shift.ipynb #c4296c1f
 from __future__ import annotations
-import json
+import functools, json
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
@@ -65,9 +65,16 @@ def load_shift(path=None) -> QuestionShift:
     except (OSError, ValueError, KeyError, TypeError) as e: raise DataError(f'unreadable question shift: {e}',
                                                                           path=path) from None
 
+@functools.lru_cache(maxsize=8)
+def _shift_file(path:str, stamp:tuple) -> QuestionShift:
+    "The shift in the file at `path`, read once for each `stamp` (its modification time and size)."
+    return load_shift(path)
+
 def default_shift(encoder_name:str, path=None) -> QuestionShift|None:
-    "The shipped shift when it was fitted for `encoder_name` (None for any other encoder, or when there is none)."
+    """The shipped shift when it was fitted for `encoder_name` (None for any other encoder, or when there is none); read
+    once per process while the file is unchanged, and shared: never changed in place."""
     path = Path(path or shift_path())
     if not path.exists(): return None
-    shift = load_shift(path)
+    st = path.stat()
+    shift = _shift_file(str(path.resolve()), (st.st_mtime_ns, st.st_size))
     return shift if shift.encoder == encoder_name else None
