@@ -16,6 +16,7 @@ from .retrieval.index import Search, derived
 from .answering.guardrails import Thresholds, Verdict, check_grounding, check_query
 from .answering.extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
 from .answering.declining import answer_signals, check_retrieval
+from .answering.guided import guided_span
 from .answering.generate import GenerationError, LLMClient, Unanswerable, generate_grounded, generate_open
 
 # %% auto #0
@@ -76,6 +77,8 @@ class Pipeline:
     reader: ReaderLike|None = None             # an answering.reading.PassageReader: picks the span in the top passages
     read_passages: int = READ_PASSAGES         # how many of the top documents the reader reads
     answerability: AnswerabilityLike|None = None   # an answering.declining.Answerability: declines non-answers
+    guided: bool = True                        # an answer in another language than English: its span picked with the
+                                               # English version's help, where there is one (answering.guided)
     # a question searched by sound is answered: 'sentence' (the one it sounds like) or 'reader' (a short span)
     heard_answer: str = HEARD_ANSWER
 
@@ -282,22 +285,37 @@ class Pipeline:
 
     def _read(self, text:str, lang:str, hits:list) -> Answer|None:
         """The reader's span over the top `read_passages` documents (`read_ranked`), each in the asker's language where
-        it has a version; the sentence around it as context; the answerability probability of its score. None when no
-        passage has a word to read."""
+        it has a version, and picked with its English version's help where that is another (`_guided`); the sentence
+        around it as context; the answerability probability of the reader's best span. None when no passage has a word
+        to read."""
         index = self.retriever.index
         hits = hits[:self.read_passages]
         passages = [pick_version(index.versions(h.doc_id), lang, index.passages[h.passage_id]) for h in hits]
         found = self.reader.read_ranked(text, [p.text for p in passages])
         if found is None: return None
         p = passages[found.passage]
-        a, b = context_of(p.text, found.start, found.end)
+        start, end, guide = self._guided(text, lang, p, found)
+        a, b = context_of(p.text, start, end)
         signals = answer_signals(found)
         meta = {'reader': self.reader.name, 'answer_features': signals,
                 'passages_read': [x.id for x in passages[:found.read]], 'windows': found.windows,
-                'passage_rank': found.passage + 1, 'version': p.lang, 'matched_passage': hits[found.passage].passage_id}
+                'passage_rank': found.passage + 1, 'version': p.lang, 'matched_passage': hits[found.passage].passage_id,
+                **({'guided_by': guide} if guide else {})}
         if self.answerability is not None: meta['answerability'] = self.answerability.probability(signals)
-        return Answer(p.text[found.start:found.end], 'extractive', [Citation(p.id, found.start, found.end, p.lang)],
+        return Answer(p.text[start:end], 'extractive', [Citation(p.id, start, end, p.lang)],
                       p.lang, meta, Citation(p.id, a, b, p.lang), p.text[a:b])
+
+    def _guided(self, text:str, lang:str, passage, found) -> tuple[int, int, str|None]:
+        """Where the answer is cited in `passage`: the reader's best span; or, for a question in another language than
+        English read in a passage in its language that has an English version, the one of the reader's best spans
+        (`found.spans`) closest to the answer read in that version (`guided.guided_span`), with that version's id."""
+        english = self.retriever.index.versions(passage.doc_id).get('en')
+        if not self.guided or lang == 'en' or passage.lang != lang or english is None or not found.spans:
+            return found.start, found.end, None
+        there = self.reader.read_ranked(text, [english.text])
+        if there is None: return found.start, found.end, None
+        a, b = guided_span(found.spans, passage.text, english.text[there.start:there.end], self.retriever.encoder)
+        return a, b, english.id
 
     def _fallback(self, text:str, lang:str, timer:StageTimer, confidence:dict, verdict:Verdict|None,
                   meta:dict|None=None) -> Result:

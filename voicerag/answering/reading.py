@@ -14,10 +14,11 @@ from ..paths import package_file
 from .reader import SITES, Encoded, ReaderTokens, ReaderWeights, merged_layers, word_units
 
 # %% auto #0
-__all__ = ['READ_BUDGET', 'READ_OVERLAP', 'MAX_SPAN_UNITS', 'SURE_SCORE', 'READING_FORMAT', 'windows', 'passage_windows',
-           'SpanNet', 'ReadingWeights', 'reading_path', 'span_scores', 'Found', 'Inside', 'PassageReader',
-           'reading_threshold_path', 'save_reading_threshold', 'load_reading_threshold', 'ReadAnswer', 'default_reader',
-           'read_answer', 'squad_asks', 'reading_rows', 'row_scores', 'squad2_scores', 'best_threshold']
+__all__ = ['READ_BUDGET', 'READ_OVERLAP', 'MAX_SPAN_UNITS', 'SURE_SCORE', 'ALTERNATIVES', 'READING_FORMAT', 'windows',
+           'passage_windows', 'SpanNet', 'ReadingWeights', 'reading_path', 'span_matrix', 'span_scores', 'top_spans',
+           'best_spans', 'Found', 'Inside', 'PassageReader', 'reading_threshold_path', 'save_reading_threshold',
+           'load_reading_threshold', 'ReadAnswer', 'default_reader', 'read_answer', 'squad_asks', 'reading_rows',
+           'row_scores', 'squad2_scores', 'best_threshold']
 
 # %% ../../nbs/answering/13d_reading.ipynb #049db54f
 READ_BUDGET, READ_OVERLAP = 256, 64     # passage tokens per window, and how many of them the next window repeats
@@ -103,17 +104,39 @@ def reading_path() -> Path:
     return package_file('models', 'reading.npz')
 
 # %% ../../nbs/answering/13d_reading.ipynb #705ec874
-def span_scores(s:np.ndarray, e:np.ndarray, enc:Encoded, max_units:int=MAX_SPAN_UNITS) -> tuple[int, int, float, float]:
-    """Of one window's logits (whole sequence): the best span's first and last passage token, its score s_i + e_j, and
-    the 'no answer' score s_0 + e_0."""
+def span_matrix(s:np.ndarray, e:np.ndarray, enc:Encoded, max_units:int=MAX_SPAN_UNITS) -> np.ndarray:
+    """Of one window's logits (whole sequence): s_i + e_j for every span from passage token i to j that starts and ends
+    on a selectable word and covers fewer than `max_units` units; -inf elsewhere."""
     n = len(enc.starts_ok)
     ls = np.where(enc.starts_ok, s[enc.first:enc.first + n], -np.inf)
     le = np.where(enc.ends_ok, e[enc.first:enc.first + n], -np.inf)
     units, pos = np.asarray(enc.tok_units), np.arange(n)
     ok = (pos[:, None] <= pos[None, :]) & ((units[None, :] - units[:, None]) < max_units)
-    score = np.where(ok, ls[:, None] + le[None, :], -np.inf)
+    return np.where(ok, ls[:, None] + le[None, :], -np.inf)
+
+def span_scores(s:np.ndarray, e:np.ndarray, enc:Encoded, max_units:int=MAX_SPAN_UNITS) -> tuple[int, int, float, float]:
+    """Of one window's logits (whole sequence): the best span's first and last passage token, its score s_i + e_j, and
+    the 'no answer' score s_0 + e_0."""
+    score = span_matrix(s, e, enc, max_units)
     i, j = np.unravel_index(int(np.argmax(score)), score.shape)
     return int(i), int(j), float(score[i, j]), float(s[0] + e[0])
+
+def top_spans(s:np.ndarray, e:np.ndarray, enc:Encoded, n:int,
+              max_units:int=MAX_SPAN_UNITS) -> list[tuple[int, int, float]]:
+    """The `n` best spans of one window as (start, end, score against the window's 'no answer'), in characters of the
+    passage, best first."""
+    score = span_matrix(s, e, enc, max_units) - (s[0] + e[0])
+    flat = score.ravel()
+    top = np.argpartition(flat, -n)[-n:] if flat.size > n else np.arange(flat.size)
+    top = top[np.argsort(-flat[top])]
+    return [(enc.units[enc.tok_units[i]][0], enc.units[enc.tok_units[j]][1], float(score[i, j]))
+            for i, j in zip(*np.unravel_index(top, score.shape)) if np.isfinite(score[i, j])]
+
+def best_spans(per_window:list[list[tuple[int, int, float]]], n:int) -> tuple[tuple[int, int, float], ...]:
+    "The `n` best of several windows' spans of one passage, each span once at its best score."
+    best = {}
+    for a, b, score in (t for spans in per_window for t in spans): best[a, b] = max(score, best.get((a, b), -np.inf))
+    return tuple((a, b, score) for (a, b), score in sorted(best.items(), key=lambda t: -t[1])[:n])
 
 @dataclass
 class Found:
@@ -125,9 +148,11 @@ class Found:
     windows: int        # windows read, over all passages
     tokens: int         # tokens of the padded batch (windows x longest)
     read: int           # passages read
+    spans: tuple = ()   # the best spans of that passage, (start, end, score as above), best first: `ALTERNATIVES`
 
 # %% ../../nbs/answering/13d_reading.ipynb #eda3cbad
 SURE_SCORE = 0.0     # a span above its window's own "no answer": the top passage answers, the next ones are not read
+ALTERNATIVES = 20    # the best spans a reading keeps of the passage it answers from (`13f_guided` picks among them)
 
 @dataclass
 class Inside:
@@ -166,8 +191,10 @@ class PassageReader:
         score, r, i, j = self._best([enc for _, enc in encs], s, e)
         p, enc = encs[r]
         tokens = len(encs) * max(len(x.ids) for _, x in encs)
+        spans = best_spans([top_spans(s[k], e[k], x, ALTERNATIVES, self.max_units)
+                            for k, (q, x) in enumerate(encs) if q == p], ALTERNATIVES)
         return Found(p, enc.units[enc.tok_units[i]][0], enc.units[enc.tok_units[j]][1], score, len(encs), tokens,
-                     len(passages))
+                     len(passages), spans)
 
     def read_ranked(self, question:str, passages:list[str], sure:float=SURE_SCORE) -> Found|None:
         """`read` over passages in rank order: the first alone, the rest (in one batch) only when the first has no span
