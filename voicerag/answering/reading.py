@@ -148,11 +148,11 @@ class Found:
     windows: int        # windows read, over all passages
     tokens: int         # tokens of the padded batch (windows x longest)
     read: int           # passages read
-    spans: tuple = ()   # the best spans of that passage, (start, end, score as above), best first: `ALTERNATIVES`
+    spans: tuple = ()   # the best spans of that passage, (start, end, score as above), best first
 
 # %% ../../nbs/answering/13d_reading.ipynb #eda3cbad
 SURE_SCORE = 0.0     # a span above its window's own "no answer": the top passage answers, the next ones are not read
-ALTERNATIVES = 20    # the best spans a reading keeps of the passage it answers from (`13f_guided` picks among them)
+ALTERNATIVES = 8     # the best spans a reading keeps of the passage it answers from (chosen in `13f_guided`)
 
 @dataclass
 class Inside:
@@ -171,10 +171,11 @@ class PassageReader:
     """Serving: e5-small with the adapters merged into its weights; reads the question against every window of every
     passage in one batch."""
     def __init__(self, weights:ReadingWeights|None=None, encoder:E5TorchEncoder|None=None,
-                 max_units:int=MAX_SPAN_UNITS):
+                 max_units:int=MAX_SPAN_UNITS, alternatives:int=ALTERNATIVES):
         self.weights = weights or ReadingWeights.load(reading_path())
         self.encoder = encoder or E5TorchEncoder(dtype='bfloat16')
         self.torch, self.tokens, self.max_units = self.encoder.torch, ReaderTokens(self.encoder.tokenizer), max_units
+        self.alternatives = alternatives       # how many of the answering passage's best spans a reading keeps
         self.budget, self.overlap = self.weights.meta['budget'], self.weights.meta['overlap']
         self.layers = merged_layers(self.encoder, self.weights)
         # laid out once for oneDNN where the encoder prepacks its own
@@ -191,8 +192,8 @@ class PassageReader:
         score, r, i, j = self._best([enc for _, enc in encs], s, e)
         p, enc = encs[r]
         tokens = len(encs) * max(len(x.ids) for _, x in encs)
-        spans = best_spans([top_spans(s[k], e[k], x, ALTERNATIVES, self.max_units)
-                            for k, (q, x) in enumerate(encs) if q == p], ALTERNATIVES)
+        spans = best_spans([top_spans(s[k], e[k], x, self.alternatives, self.max_units)
+                            for k, (q, x) in enumerate(encs) if q == p], self.alternatives)
         return Found(p, enc.units[enc.tok_units[i]][0], enc.units[enc.tok_units[j]][1], score, len(encs), tokens,
                      len(passages), spans)
 
