@@ -5,6 +5,7 @@
 # %% ../../nbs/answering/13f_guided.ipynb #0a6f5e14
 from __future__ import annotations
 import numpy as np
+from ..retrieval.encoders import l2_normalize
 
 # %% auto #0
 __all__ = ['GUIDE_WEIGHT', 'guided_span']
@@ -16,8 +17,7 @@ def guided_span(spans, text:str, english_answer:str, encoder, weight:float=GUIDE
     """Of `spans` ((start, end, score) of `text`, a reading's best spans: `reading.Found.spans`), the (start, end) whose
     score plus `weight` times the cosine of its words to `english_answer` under `encoder` (queries) is highest."""
     if not spans: raise ValueError('guided_span needs at least one span to choose from')
-    vectors = np.asarray(encoder.encode_queries([english_answer] + [text[a:b] for a, b, _ in spans]), dtype=np.float32)
-    cosine = vectors[1:] @ vectors[0] / np.maximum(np.linalg.norm(vectors[1:], axis=1) * np.linalg.norm(vectors[0]),
-                                                   1e-12)
+    vectors = l2_normalize(encoder.encode_queries([english_answer] + [text[a:b] for a, b, _ in spans]))
+    cosine = vectors[1:] @ vectors[0]
     k = int(np.argmax(np.array([score for *_, score in spans]) + weight * cosine))
     return spans[k][0], spans[k][1]
