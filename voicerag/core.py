@@ -104,6 +104,7 @@ class Answer:
     meta: dict = field(default_factory=dict)
     context: Citation|None = None         # the verbatim sentence around a short answer: passage.text[start:end]
     context_text: str = ''
+    alternatives: tuple = ()              # a reader's best spans of the cited passage, (start, end, score), best first
 
 # %% ../nbs/00_core.ipynb #983f4c98
 class State(str, Enum):

@@ -16,7 +16,7 @@ from .retrieval.index import Search, derived
 from .answering.guardrails import Thresholds, Verdict, check_grounding, check_query
 from .answering.extractive import SEMANTIC_WEIGHT, extract_answer, pick_version, sentence_vectors
 from .answering.declining import answer_signals, check_retrieval
-from .answering.guided import guided_span
+from .answering.guided import GUIDE_GAP, aligned_excerpt, candidates, guided_span
 from .answering.generate import GenerationError, LLMClient, Unanswerable, generate_grounded, generate_open
 
 # %% auto #0
@@ -79,6 +79,7 @@ class Pipeline:
     answerability: AnswerabilityLike|None = None   # an answering.declining.Answerability: declines non-answers
     guided: bool = True                        # an answer in another language than English: its span picked with the
                                                # English version's help, where there is one (answering.guided)
+    guide_gap: float = GUIDE_GAP               # ... among the spans scoring at most this far below the reader's best
     # a question searched by sound is answered: 'sentence' (the one it sounds like) or 'reader' (a short span)
     heard_answer: str = HEARD_ANSWER
 
@@ -247,6 +248,7 @@ class Pipeline:
         with timer('answerable'): verdict = self._answerable(answer, lang, latin)
         if not verdict: return self._finish(State.refused_unanswerable, lang, timer, answer, verdict=verdict,
                                             confidence=confidence, meta=abstained)
+        with timer('guide'): answer = self._guided(text, lang, answer)
         with timer('verify'):
             cited = [self.retriever.index.passages[c.passage_id].text for c in answer.citations]
             verdict = check_grounding(answer.text, cited, self.thresholds.min_coverage) if cited else \
@@ -285,8 +287,8 @@ class Pipeline:
 
     def _read(self, text:str, lang:str, hits:list) -> Answer|None:
         """The reader's span over the top `read_passages` documents (`read_ranked`), each in the asker's language where
-        it has a version, and picked with its English version's help where that is another (`_guided`); the sentence
-        around it as context; the answerability probability of the reader's best span. None when no passage has a word
+        it has a version; the sentence around it as context; the answerability probability of that span; the
+        reader's other best spans of its passage as `alternatives` (for `_guided`). None when no passage has a word
         to read."""
         index = self.retriever.index
         hits = hits[:self.read_passages]
@@ -294,28 +296,37 @@ class Pipeline:
         found = self.reader.read_ranked(text, [p.text for p in passages])
         if found is None: return None
         p = passages[found.passage]
-        start, end, guide = self._guided(text, lang, p, found)
-        a, b = context_of(p.text, start, end)
         signals = answer_signals(found)
         meta = {'reader': self.reader.name, 'answer_features': signals,
                 'passages_read': [x.id for x in passages[:found.read]], 'windows': found.windows,
-                'passage_rank': found.passage + 1, 'version': p.lang, 'matched_passage': hits[found.passage].passage_id,
-                **({'guided_by': guide} if guide else {})}
+                'passage_rank': found.passage + 1, 'version': p.lang, 'matched_passage': hits[found.passage].passage_id}
         if self.answerability is not None: meta['answerability'] = self.answerability.probability(signals)
-        return Answer(p.text[start:end], 'extractive', [Citation(p.id, start, end, p.lang)],
-                      p.lang, meta, Citation(p.id, a, b, p.lang), p.text[a:b])
+        return self._cited(p, found.start, found.end, meta, found.spans)
 
-    def _guided(self, text:str, lang:str, passage, found) -> tuple[int, int, str|None]:
-        """Where the answer is cited in `passage`: the reader's best span; or, for a question in another language than
-        English read in a passage in its language that has an English version, the one of the reader's best spans
-        (`found.spans`) closest to the answer read in that version (`guided.guided_span`), with that version's id."""
+    @staticmethod
+    def _cited(passage, start:int, end:int, meta:dict, alternatives:tuple=()) -> Answer:
+        "The extractive answer `passage.text[start:end]`, with the sentence around it as context."
+        a, b = context_of(passage.text, start, end)
+        return Answer(passage.text[start:end], 'extractive', [Citation(passage.id, start, end, passage.lang)],
+                      passage.lang, meta, Citation(passage.id, a, b, passage.lang), passage.text[a:b], alternatives)
+
+    def _guided(self, text:str, lang:str, answer:Answer) -> Answer:
+        """`answer`, or, for a question in another language than English answered from a passage in its language that
+        has an English version, the one of the reader's spans within `guide_gap` of its best (`guided.candidates`)
+        closest to the answer read in that version's sentences at the same place (`guided.aligned_excerpt`,
+        `guided.guided_span`), with that version's id in meta. Only an answer that is going to be given is guided, and
+        only where another span competes."""
+        near = candidates(answer.alternatives, self.guide_gap)
+        if not self.guided or lang == 'en' or answer.lang != lang or len(near) < 2: return answer
+        passage = self.retriever.index.passages[answer.citations[0].passage_id]
         english = self.retriever.index.versions(passage.doc_id).get('en')
-        if not self.guided or lang == 'en' or passage.lang != lang or english is None or not found.spans:
-            return found.start, found.end, None
-        there = self.reader.read_ranked(text, [english.text])
-        if there is None: return found.start, found.end, None
-        a, b = guided_span(found.spans, passage.text, english.text[there.start:there.end], self.retriever.encoder)
-        return a, b, english.id
+        if english is None: return answer
+        lo, hi = aligned_excerpt(english.text, passage.text, near)
+        there = self.reader.read_ranked(text, [english.text[lo:hi]])
+        if there is None: return answer
+        start, end = guided_span(near, passage.text, english.text[lo + there.start:lo + there.end],
+                                 self.retriever.encoder)
+        return self._cited(passage, start, end, {**answer.meta, 'guided_by': english.id}, answer.alternatives)
 
     def _fallback(self, text:str, lang:str, timer:StageTimer, confidence:dict, verdict:Verdict|None,
                   meta:dict|None=None) -> Result:

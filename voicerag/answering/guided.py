@@ -6,17 +6,39 @@
 from __future__ import annotations
 import numpy as np
 from ..retrieval.encoders import l2_normalize
+from ..text import sentence_spans
 
 # %% auto #0
-__all__ = ['GUIDE_WEIGHT', 'guided_span']
+__all__ = ['GUIDE_WEIGHT', 'GUIDE_GAP', 'GUIDE_MARGIN', 'candidates', 'aligned_excerpt', 'guided_span']
 
 # %% ../../nbs/answering/13f_guided.ipynb #0a6f5e17
 GUIDE_WEIGHT = 64.0     # chosen below, on XQuAD-IN's calibration questions, by the rule written before that run
+GUIDE_GAP = 4.0         # likewise: how far below the reader's best a span may score and still compete
+GUIDE_MARGIN = 0.05     # likewise: how much of the English version, beyond the candidates' place, is read
+
+def candidates(spans, gap:float=GUIDE_GAP, elsewhere:bool=False) -> tuple:
+    """Of `spans` ((start, end, score), best first: `reading.Found.spans`), those scoring at most `gap` below the
+    first, if one of them is `elsewhere` in the passage (shares no character with the first); else the first alone.
+    Only these compete, and one alone needs no guide."""
+    if not spans: return ()
+    a, b, best = spans[0]
+    near = tuple(s for s in spans if s[2] >= best - gap)
+    return near if not elsewhere or any(e <= a or s >= b for s, e, _ in near) else near[:1]
+
+def aligned_excerpt(english:str, text:str, spans, margin:float=GUIDE_MARGIN) -> tuple[int, int]:
+    """(start, end) of the whole sentences of `english`, a translation of `text`, at the same relative place as
+    `spans` of `text`, widened by `margin` of its length on each side: a translation keeps its sentences' order."""
+    lo = min(a for a, *_ in spans) / max(1, len(text)) - margin
+    hi = max(b for _, b, *_ in spans) / max(1, len(text)) + margin
+    n = max(1, len(english))
+    inside = [(a, b) for a, b in sentence_spans(english) if b / n >= lo and a / n <= hi]
+    return (inside[0][0], inside[-1][1]) if inside else (0, len(english))
 
 def guided_span(spans, text:str, english_answer:str, encoder, weight:float=GUIDE_WEIGHT) -> tuple[int, int]:
-    """Of `spans` ((start, end, score) of `text`, a reading's best spans: `reading.Found.spans`), the (start, end) whose
-    score plus `weight` times the cosine of its words to `english_answer` under `encoder` (queries) is highest."""
+    """Of `spans` ((start, end, score) of `text`: `candidates`), the (start, end) whose score plus `weight` times the
+    cosine of its words to `english_answer` under `encoder` (queries) is highest."""
     if not spans: raise ValueError('guided_span needs at least one span to choose from')
+    if len(spans) == 1: return spans[0][0], spans[0][1]
     vectors = l2_normalize(encoder.encode_queries([english_answer] + [text[a:b] for a, b, _ in spans]))
     cosine = vectors[1:] @ vectors[0]
     k = int(np.argmax(np.array([score for *_, score in spans]) + weight * cosine))
