@@ -316,8 +316,9 @@ class Pipeline:
         closest to the answer read in that version's sentences at the same place (`guided.aligned_excerpt`,
         `guided.guided_span`), with that version's id in meta. Only an answer that is going to be given is guided, and
         only where another span competes."""
+        if not self.guided or lang == 'en' or answer.lang != lang: return answer
         near = candidates(answer.alternatives, self.guide_gap)
-        if not self.guided or lang == 'en' or answer.lang != lang or len(near) < 2: return answer
+        if len(near) < 2: return answer
         passage = self.retriever.index.passages[answer.citations[0].passage_id]
         english = self.retriever.index.versions(passage.doc_id).get('en')
         if english is None: return answer
