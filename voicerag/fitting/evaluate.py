@@ -33,14 +33,14 @@ __all__ = ['RESULTS_FORMAT', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVA
            'check_test_documents', 'retrieval_results', 'answer_confidence', 'answer_row', 'count_states',
            'summarize_answers', 'answer_rows', 'answer_results', 'unanswerable_rows', 'summarize_declines',
            'answer_absent_results', 'ranking_confidence', 'precision_estimate', 'aurc_estimate', 'selective_summary',
-           'selective_results', 'natural_questions_file', 'summarize_natural', 'natural_results', 'squad_test',
-           'squad_rows', 'summarize_squad', 'squad_pipeline_results', 'reading_mode_results', 'open_question_results',
-           'first_found', 'drawn_keys', 'language_row', 'language_rows', 'summarize_languages', 'language_results',
-           'curve_points', 'abstention_results', 'latency_results', 'sweep_results', 'answerer_identity', 'evaluate',
-           'headline', 'drift', 'retrieval_table', 'answers_table', 'declining_table', 'selective_table',
-           'natural_table', 'abstention_table', 'languages_table', 'latency_table', 'sweep_table', 'markdown_table',
-           'plot_cross_lingual', 'plot_risk_coverage', 'plot_system_risk_coverage', 'plot_latency', 'squad_table',
-           'reading_mode_table']
+           'selective_results', 'natural_questions_file', 'summarize_natural', 'natural_results', 'hinglish_outcome',
+           'squad_test', 'squad_rows', 'summarize_squad', 'squad_pipeline_results', 'reading_mode_results',
+           'open_question_results', 'first_found', 'drawn_keys', 'language_row', 'language_rows', 'summarize_languages',
+           'language_results', 'curve_points', 'abstention_results', 'latency_results', 'sweep_results',
+           'answerer_identity', 'evaluate', 'headline', 'drift', 'retrieval_table', 'answers_table', 'declining_table',
+           'selective_table', 'natural_table', 'abstention_table', 'languages_table', 'latency_table', 'sweep_table',
+           'markdown_table', 'plot_cross_lingual', 'plot_risk_coverage', 'plot_system_risk_coverage', 'plot_latency',
+           'squad_table', 'reading_mode_table']
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #ed58ae91
 RESULTS_FORMAT = 'voicerag.eval/1'
@@ -338,6 +338,18 @@ def natural_results(served:Served, path=None, progress:bool=True, limit:int|None
             rows[q.meta['kind']].append({**answer_row(served.pipeline, q), 'gold_doc': q.meta['doc_id']})
         if any(rows.values()): out[lang] = summarize_natural(rows)
     return out
+
+# %% ../../nbs/fitting/18_evaluate.ipynb #ba3e1848
+def hinglish_outcome(index, row:dict, result) -> dict:
+    """One question of a frozen Hinglish set (`row`, with `kind`, `doc_id`, `answers_hi` and `answers_en`) and the
+    `Result` it got from a pipeline over `index`: its kind, whether it was answered, and whether correctly."""
+    answered = result.state == State.answered
+    doc = index.passages[result.citations[0].passage_id].doc_id if answered and result.citations else None
+    f1 = (max(squad_f1(result.answer, row['answers_hi'], 'hi'), squad_f1(result.answer, row['answers_en'], 'en'))
+          if answered and row['answers_hi'] else 0.0)
+    return {'kind': row['kind'], 'answered': answered,
+            'correct': answered and row['kind'] == 'answerable' and doc == row['doc_id'] and f1 >= CORRECT_F1}
+
 
 # %% ../../nbs/fitting/18_evaluate.ipynb #4201b647
 @functools.lru_cache(maxsize=2)
