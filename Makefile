@@ -55,13 +55,16 @@ lint: install
 
 test: lint test-nbs test-py
 
-# The fits of the answer decision, in the order each starts from the one before: the answerability model and the
-# English and Hindi thresholds (13b, which starts anew), the other languages' thresholds (00b), those for answers
-# cited across languages (08c, whose fallback is the strictest of 00b's) and for Hindi read from Latin letters (08a).
-# Each saves into voicerag/models/answerability.json; run in path order, 13b would wipe what 00b and 08a had fitted.
+# Every notebook that writes a model the package ships (voicerag/models/), in the order each starts from the ones
+# before: the re-ranker (10) before the abstainers fitted on its scores (11, and 11a for other corpora), the reading
+# mode's threshold (13d), the answerability model with the English and Hindi thresholds (13b, which starts anew), the
+# other languages' thresholds (00b), those for answers cited across languages (08c, whose fallback is the strictest of
+# 00b's) and for Hindi read from Latin letters (08a), and spoken Hindi's (15b, on the abstainer of 11). Run in path
+# order, 13b would come after 00b and 08a and wipe what they had fitted into answerability.json.
 space := $(eval) $(eval)
-FITS := experiments/13b_answerability_measured experiments/00b_languages_measured retrieval/08c_question_shift \
-        experiments/08a_romanized_measured
+FITS := experiments/10_rerank_measured experiments/11_declining_measured experiments/11a_portable_measured \
+        experiments/13d_reading_measured experiments/13b_answerability_measured experiments/00b_languages_measured \
+        retrieval/08c_question_shift experiments/08a_romanized_measured experiments/15b_spoken_hindi
 refit: install sysdeps
 	for nb in $(FITS); do $(BIN)/nbdev_test --flags slow --timing --path nbs/$$nb.ipynb || exit 1; done
 
