@@ -16,14 +16,10 @@ GUIDE_WEIGHT = 64.0     # chosen below, on XQuAD-IN's calibration questions, by 
 GUIDE_GAP = 4.0         # likewise: how far below the reader's best a span may score and still compete
 GUIDE_MARGIN = 0.05     # likewise: how much of the English version, beyond the candidates' place, is read
 
-def candidates(spans, gap:float=GUIDE_GAP, elsewhere:bool=False) -> tuple:
+def candidates(spans, gap:float=GUIDE_GAP) -> tuple:
     """Of `spans` ((start, end, score), best first: `reading.Found.spans`), those scoring at most `gap` below the
-    first, if one of them is `elsewhere` in the passage (shares no character with the first); else the first alone.
-    Only these compete, and one alone needs no guide."""
-    if not spans: return ()
-    a, b, best = spans[0]
-    near = tuple(s for s in spans if s[2] >= best - gap)
-    return near if not elsewhere or any(e <= a or s >= b for s, e, _ in near) else near[:1]
+    first. Only these compete, and one alone needs no guide."""
+    return tuple(s for s in spans if s[2] >= spans[0][2] - gap) if spans else ()
 
 def aligned_excerpt(english:str, text:str, spans, margin:float=GUIDE_MARGIN) -> tuple[int, int]:
     """(start, end) of the whole sentences of `english`, a translation of `text`, at the same relative place as
