@@ -389,15 +389,16 @@ def labelled_questions(split:str, seed:int=0) -> list[dict]:
 
 def ask_rows(pipeline, questions:list[dict], progress:bool=True) -> list[dict]:
     """Ask every question through `pipeline` (reader on, answerability gate off): state, short answer, signals, and
-    whether it is right."""
+    whether it is right; the search's confidence and the answer's sentence are kept for signals still to be tried."""
     from voicerag.metrics import is_correct
     rows = []
     for q in progress_bar(questions, desc='asking', disable=not progress, mininterval=5):
         r = pipeline.ask(q['question'], lang=q['lang'])
         right = is_correct(r.answer, q['golds'], q['lang'])
-        rows.append(dict(id=q['id'], lang=q['lang'], kind=q['kind'], source=q['source'], state=r.state.value,
-                         answer=r.answer, features=r.meta.get('answer_features'), right=bool(right),
-                         p=r.confidence.get('answerability')))
+        rows.append(dict(id=q['id'], question=q['question'], lang=q['lang'], kind=q['kind'], source=q['source'],
+                         state=r.state.value, answer=r.answer, features=r.meta.get('answer_features'),
+                         right=bool(right), p=r.confidence.get('answerability'), confidence=r.confidence,
+                         context=r.context))
     return rows
 
 def fit_answerability(train_rows:list[dict], calibration_rows:list[dict], keep:dict, features=ANSWER_FEATURES,
