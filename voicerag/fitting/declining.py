@@ -397,8 +397,7 @@ def ask_rows(pipeline, questions:list[dict], progress:bool=True) -> list[dict]:
         right = is_correct(r.answer, q['golds'], q['lang'])
         rows.append(dict(id=q['id'], question=q['question'], lang=q['lang'], kind=q['kind'], source=q['source'],
                          state=r.state.value, answer=r.answer, features=r.meta.get('answer_features'),
-                         right=bool(right), p=r.confidence.get('answerability'), confidence=r.confidence,
-                         context=r.context))
+                         right=bool(right), confidence=r.confidence, context=r.context))
     return rows
 
 def fit_answerability(train_rows:list[dict], calibration_rows:list[dict], keep:dict, features=ANSWER_FEATURES,
