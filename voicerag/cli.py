@@ -5,6 +5,7 @@
 # %% ../nbs/19_cli.ipynb #7e2a9e0a
 from __future__ import annotations
 import argparse, json, logging, os, signal, socket, subprocess, sys, time
+from dataclasses import replace
 from pathlib import Path
 from .core import (Config, DataError, Result, VoiceragError, answer_in_context, config_from, config_parser,
                            free_port, run_main)
@@ -70,6 +71,9 @@ def build(argv:list[str]|None=None) -> int:
     parser.add_argument('--lang',
                         help="every passage's language (default: the lang column, else the passage's script: hi for "
                              "Devanagari, else en)")
+    parser.add_argument('--titles', action='store_true',
+                        help="index each passage's title with its text (helps where titles name the subject, as "
+                             "Wikipedia's do: experiments/09b_titles_measured)")
     parser.add_argument('--strict', action='store_true',
                         help='stop at the first bad document or table row (exit status 2) instead of '
                         'leaving it out and listing it at the end of the build')
@@ -84,25 +88,25 @@ def build(argv:list[str]|None=None) -> int:
     args = parser.parse_args(argv)
     columns = {field: getattr(args, f'{flag}_col') for flag, field in COLUMN_FLAGS.items()
                if getattr(args, f'{flag}_col')}
-    if (columns or args.lang or args.strict) and not args.corpus:
-        parser.error('the column flags, --lang and --strict describe a --corpus: give one')
+    if (columns or args.lang or args.strict or args.titles) and not args.corpus:
+        parser.error('the column flags, --lang, --strict and --titles describe a --corpus: give one')
     if (args.fresh or args.workers) and args.engine == 'memory':
         parser.error('--fresh and --workers apply to --engine stream or ray')
     def main():
         from voicerag.retrieval.index import index_path   # imported when run: `--help` and bad arguments answer at once
         from voicerag.corpus.ingest import Skipped
-        from voicerag.serving.assembly import (build_default_index, build_named_index, default_index_path,
+        from voicerag.serving.assembly import (build_default_index, build_named_index, default_build_path,
                                                named_index_path)
         from voicerag.corpus.data import default_corpus
         # its warnings on a damaged PDF: the DataError that follows says it in one line
         logging.getLogger('pypdf').setLevel(logging.ERROR)
-        config = config_from(args)
+        config = replace(config_from(args), index_titles=True) if args.titles else config_from(args)
         if args.if_missing and (index_path(config)/'manifest.json').exists():
             print(f'index {config.index_name!r} is there already: {index_path(config)}')
             return
         t0 = time.perf_counter()
         if args.engine != 'memory':
-            folder = named_index_path(config) if args.corpus else default_index_path(config)
+            folder = named_index_path(config) if args.corpus else default_build_path(config)
             corpus = _read_corpus(args.corpus, columns, args.lang, args.strict) if args.corpus else default_corpus()
             report = build_sharded(corpus, config, folder, args.engine, args.fresh, args.workers)
             print(f'{report.shards} shards, {report.shards_kept} kept from an earlier build; '

@@ -304,6 +304,7 @@ class Config:
     index_name: str = 'default'
     encoder: str = 'e5-torch:dtype=bfloat16'      # see voicerag.retrieval.encoders.make_encoder
     chunkers: tuple = ('fixed_512_64', 'sentence')  # chunker specs (voicerag.corpus.chunkers); the first is primary
+    index_titles: bool = False             # index each chunk with its passage's title (chunkers.indexed_text)
     strategy_weights: tuple = (1.0, 1.0)   # weight of each chunker's best-chunk cosine in a document's dense score
     # 'auto' (exact below dense.ANN_MIN_ROWS rows, dense.AUTO_ANN above), 'numpy', 'faiss', 'hnsw' or 'ivf'
     dense_backend: str = 'auto'

@@ -13,7 +13,7 @@ from ..text import sentence_spans, token_spans
 
 # %% auto #0
 __all__ = ['Chunker', 'SentenceChunker', 'FixedChunker', 'ParentChildChunker', 'SemanticChunker', 'chunk_all', 'chunk_manifest',
-           'make_chunker']
+           'make_chunker', 'indexed_text']
 
 # %% ../../nbs/corpus/03_chunkers.ipynb #fe908b55
 class Chunker(Protocol):
@@ -165,3 +165,9 @@ def make_chunker(spec:str, encoder=None) -> Chunker:
         raise ValueError(f'bad chunker spec {spec!r}: {e}') from None
     raise ValueError(f"unknown chunker spec {spec!r}; use sentence, fixed_<size>_<overlap>, parent_child_<k> or "
                      "semantic_<threshold>")
+
+# %% ../../nbs/corpus/03_chunkers.ipynb #5f3246b9
+def indexed_text(chunk:Chunk, title:str='') -> str:
+    "What an index encodes and matches by words for `chunk`: `title` (underscores as spaces), ': ' and its text."
+    title = ' '.join(title.replace('_', ' ').split())
+    return f'{title}: {chunk.text}' if title and not chunk.text.startswith(title) else chunk.text

@@ -461,7 +461,8 @@ def summarize_languages(searched:list[dict], xor_searched:list[dict], asked:list
 
 def language_results(served:Served, progress:bool=True) -> dict:
     """Every language of the table on XQuAD-IN's test split and XorQA-IN's dev split, over the named indexes
-    `xquad-in`, `xorqa-in-dev` and `xquad-in-held-out` (each built first when missing)."""
+    `xquad-in`, `xorqa-in-dev-titled` (its Wikipedia titles indexed: `09b_titles_measured`) and `xquad-in-held-out`
+    (each built first when missing)."""
     config, bar = served.config, lambda items, desc: progress_bar(items, desc=desc, disable=not progress, leave=False)
     xin = load_xquad_in()
     test = split_dataset(xin, seed=config.seed)['test']
@@ -470,7 +471,8 @@ def language_results(served:Served, progress:bool=True) -> dict:
                  'english': first_found(found, q, test.qrels, ('en',))}
                 for q in bar(list(test.queries), 'languages, retrieval')]
     xor = load_xorqa_in()
-    found = load_pipeline(named_index(config, 'xorqa-in-dev', xor.corpus, progress)).retriever
+    titled = replace(config, index_titles=True)
+    found = load_pipeline(named_index(titled, 'xorqa-in-dev-titled', xor.corpus, progress)).retriever
     xor_searched = [{'lang': q.lang, 'found': first_found(found, q, xor.qrels)}
                     for q in bar(list(xor.queries), 'languages, XorQA-IN')]
     held = held_out_articles(load_xquad(('en',)).queries, seed=config.seed)

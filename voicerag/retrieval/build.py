@@ -12,7 +12,7 @@ import numpy as np
 import voicerag
 from ..core import Config, DataError, Passage, VoiceragError, atomic_write_json, progress_bar
 from ..text import dominant_script
-from ..corpus.chunkers import make_chunker
+from ..corpus.chunkers import indexed_text, make_chunker
 from .encoders import encoder_record
 from .bm25 import BM25Index
 from .dense import DenseIndex, release_pages
@@ -28,8 +28,9 @@ SHARD_FORMAT = 'voicerag.retrieval.build-shard/1'
 SHARD_PASSAGES = 512                     # passages per shard: the unit of work, of resuming and of memory
 
 def fingerprint(encoder, config:Config) -> str:
-    "What a passage's chunks and vectors depend on besides the passage: the encoder and the chunkers."
-    return json.dumps([encoder.name, list(config.chunkers)])
+    """What a passage's chunks and vectors depend on besides the passage: the encoder, the chunkers, and whether titles
+    are read with them (named only when they are, so that earlier shards keep their keys)."""
+    return json.dumps([encoder.name, list(config.chunkers)] + (['titles'] if config.index_titles else []))
 
 def passage_key(p:Passage, fp:str) -> str:
     "A content address for `p`'s chunks and vectors under fingerprint `fp`."
@@ -75,28 +76,29 @@ class VectorCache:
         return np.load(folder/'vectors.npy', mmap_mode='r')[start:start + n]
 
 # %% ../../nbs/retrieval/09a_build.ipynb #16b1e600
-def _chunk_records(passages:list[Passage], chunkers) -> tuple[list[list], dict[str, list[str]]]:
+def _chunk_records(passages:list[Passage], chunkers, titles:bool=False) -> tuple[list[list], dict[str, list[str]]]:
     """Every chunk of `passages` as a record (the primary chunker's with its text, for BM25), in encoding order, and
-    each passage's chunk texts."""
+    each passage's chunk texts; the texts are `indexed_text`'s, after the passage's title with `titles`."""
     per_passage = {p.id: [] for p in passages}
     for ch in chunkers:
         for c in ch.chunk(passages): per_passage[c.passage_id].append(c)
     records, texts = [], {}
     for p in passages:
-        texts[p.id] = [c.text for c in per_passage[p.id]]
+        texts[p.id] = [indexed_text(c, p.title if titles else '') for c in per_passage[p.id]]
         records += [[c.id, c.passage_id, c.strategy, c.start, c.end, c.context_start, c.context_end, c.lang,
-                     c.text if c.strategy == chunkers[0].name else None] for c in per_passage[p.id]]
+                     text if c.strategy == chunkers[0].name else None]
+                    for c, text in zip(per_passage[p.id], texts[p.id])]
     return records, texts
 
 def write_shard(folder:Path, passages:list[Passage], keys:list[str], chunkers, encoder, cache:VectorCache,
-                batch:int=64) -> int:
+                batch:int=64, titles:bool=False) -> int:
     """Chunk and encode one shard into `folder` (vectors of passages in `cache` are copied, not encoded); `done.json`
     last. Returns chunks encoded."""
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f'.{folder.name}.tmp-'))
     try:
         order = sorted(range(len(passages)), key=lambda i: passages[i].id)
         passages, keys = [passages[i] for i in order], [keys[i] for i in order]
-        records, texts = _chunk_records(passages, chunkers)
+        records, texts = _chunk_records(passages, chunkers, titles)
         new = [t for p, k in zip(passages, keys) if k not in cache.where for t in texts[p.id]]
         encoded = iter([]) if not new else iter(np.vstack([encoder.encode_passages(new[i:i + batch])
                                                            for i in range(0, len(new), batch)]))
@@ -258,7 +260,7 @@ def build_streaming(corpus:Iterable[Passage], encoder, folder, config:Config|Non
                       desc=f'encoding {folder.name}', disable=not progress, smoothing=0.1) as bar:
         for shard, part, keys in plan_shards(corpus, fp, shards, shard_passages):
             if (shard/'done.json').exists(): kept += 1
-            else: encoded += write_shard(shard, part, keys, chunkers, encoder, cache, batch)
+            else: encoded += write_shard(shard, part, keys, chunkers, encoder, cache, batch, config.index_titles)
             used.append(shard); passages += len(part)
             bar.update(len(part)); bar.set_postfix(chunks_encoded=encoded, shards_kept=kept)
     counts = finish_build(used, folder, config, encoder, name or config.index_name, corpus, t0, progress)
@@ -268,9 +270,9 @@ def build_streaming(corpus:Iterable[Passage], encoder, folder, config:Config|Non
 # %% ../../nbs/retrieval/09a_build.ipynb #304a50c8
 class ShardWriter:
     "A Ray Data encoder actor: loads the encoder once, then chunks, encodes and writes whole shards (`write_shard`)."
-    def __init__(self, encoder_spec:str, chunker_specs:list[str], shards:str, batch:int=64):
+    def __init__(self, encoder_spec:str, chunker_specs:list[str], shards:str, batch:int=64, titles:bool=False):
         from voicerag.retrieval.encoders import make_encoder
-        self.encoder, self.batch = make_encoder(encoder_spec), batch
+        self.encoder, self.batch, self.titles = make_encoder(encoder_spec), batch, titles
         self.chunkers = [make_chunker(spec, self.encoder) for spec in chunker_specs]
         self.cache = VectorCache.scan(Path(shards))
 
@@ -279,7 +281,7 @@ class ShardWriter:
         for shard, passages, keys in zip(batch['shard'], batch['passages'], batch['keys']):
             part = [Passage(d['id'], d['text'], d['lang'], d['doc_id'], d['title']) for d in json.loads(passages)]
             encoded.append(write_shard(Path(shard), part, json.loads(keys), self.chunkers, self.encoder, self.cache,
-                                       self.batch))
+                                       self.batch, self.titles))
         return {'shard': batch['shard'], 'encoded': np.array(encoded, dtype=np.int64)}
 
 def _shard_row(shard:Path, part:list[Passage], keys:list[str]) -> dict:
@@ -310,7 +312,8 @@ def build_on_ray(corpus:Iterable[Passage], config:Config, folder, workers:int=0,
         size = workers or max(1, int(ray.cluster_resources().get('GPU' if gpus else 'CPU', 1) // (gpus or 1)))
         ray.data.DataContext.get_current().enable_progress_bars = progress
         done = ray.data.from_items(todo).map_batches(
-            ShardWriter, fn_constructor_args=(config.encoder, list(config.chunkers), str(shards), batch), batch_size=1,
+            ShardWriter, fn_constructor_args=(config.encoder, list(config.chunkers), str(shards), batch,
+                                              config.index_titles), batch_size=1,
             compute=ray.data.ActorPoolStrategy(size=min(size, len(todo))), num_cpus=0 if gpus else 1,
             num_gpus=gpus).take_all()
         encoded = sum(int(r['encoded']) for r in done)

@@ -15,7 +15,7 @@ from ..core import (Chunk, Config, DataError, Hit, Passage, StageTimer, Voicerag
 from ..text import dominant_script
 from ..paths import home_path
 from ..corpus.data import passages_checksum
-from ..corpus.chunkers import make_chunker
+from ..corpus.chunkers import indexed_text, make_chunker
 from .encoders import encoder_record
 from .bm25 import BM25Index, Ranking, ranking_from
 from .dense import ANN_MIN_ROWS, DenseIndex
@@ -81,12 +81,14 @@ def _encode_in_batches(encoder, texts:list[str], batch:int, progress:bool) -> np
                                    disable=not progress)]
     return np.vstack(parts).astype(np.float32) if parts else np.zeros((0, encoder.dim), np.float32)
 
-def _lang_index(lang:str, chunks:list[Chunk], vectors:np.ndarray, passages:list[Passage], config:Config) -> LangIndex:
+def _lang_index(lang:str, chunks:list[Chunk], texts:list[str], vectors:np.ndarray, passages:list[Passage],
+                config:Config) -> LangIndex:
+    "The sub-index of `lang`: `texts` (`indexed_text` of each of `chunks`) are what BM25 matches."
     rows = {s: np.array([i for i, c in enumerate(chunks) if c.lang == lang and c.strategy == s], dtype=np.int64)
             for s in config.chunkers}
     primary = rows[config.chunkers[0]]
     return LangIndex(lang, rows, {s: DenseIndex.build(vectors[r], config.dense_backend) for s, r in rows.items()},
-                     BM25Index.build([chunks[i].text for i in primary], k1=config.bm25_k1, b=config.bm25_b),
+                     BM25Index.build([texts[i] for i in primary], k1=config.bm25_k1, b=config.bm25_b),
                      dominant_script(' '.join(p.text for p in passages[:200])) or 'other')
 
 def _check_strategies(config:Config):
@@ -105,7 +107,8 @@ def corpus_record(corpus, checksum:str) -> dict:
 
 def build_index(corpus, encoder, config:Config|None=None, name:str|None=None, batch:int=64,
                 progress:bool=True) -> Index:
-    "Chunk `corpus` with `config.chunkers`, encode with `encoder`, and index every passage language."
+    """Chunk `corpus` with `config.chunkers`, encode with `encoder`, and index every passage language; each chunk read
+    after its passage's title with `config.index_titles` (`chunkers.indexed_text`)."""
     config = config or Config()
     _check_strategies(config)
     t0 = time.perf_counter()
@@ -113,10 +116,12 @@ def build_index(corpus, encoder, config:Config|None=None, name:str|None=None, ba
     if not passages: raise DataError('cannot build an index from an empty corpus', field='corpus')
     chunkers = [make_chunker(spec, encoder) for spec in config.chunkers]
     chunks = sorted((c for ch in chunkers for c in ch.chunk(passages)), key=lambda c: c.id)
-    vectors = _encode_in_batches(encoder, [c.text for c in chunks], batch, progress)
+    title = {p.id: p.title for p in passages} if config.index_titles else {}
+    texts = [indexed_text(c, title.get(c.passage_id, '')) for c in chunks]
+    vectors = _encode_in_batches(encoder, texts, batch, progress)
     by_lang = {}
     for p in passages: by_lang.setdefault(p.lang, []).append(p)
-    langs = {lang: _lang_index(lang, chunks, vectors, ps, config) for lang, ps in sorted(by_lang.items())}
+    langs = {lang: _lang_index(lang, chunks, texts, vectors, ps, config) for lang, ps in sorted(by_lang.items())}
     manifest = {'format': INDEX_FORMAT, 'name': name or config.index_name, 'config': config.to_dict(),
                 'encoder': encoder_record(encoder),
                 'counts': {'passages': {l: len(ps) for l, ps in sorted(by_lang.items())},

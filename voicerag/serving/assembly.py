@@ -21,8 +21,9 @@ from ..pipeline import Pipeline
 
 # %% auto #0
 __all__ = ['PORTABLE', 'INDEX_NAME', 'calibration_path', 'serving_retriever', 'portable_calibration_path', 'portable_abstainer',
-           'load_abstainer', 'load_reader', 'served_pipeline', 'default_index_path', 'named_index_path',
-           'build_default_index', 'build_named_index', 'named_index', 'ensure_index', 'load_pipeline']
+           'load_abstainer', 'load_reader', 'served_pipeline', 'default_index_path', 'default_build_path',
+           'named_index_path', 'build_default_index', 'build_named_index', 'named_index', 'ensure_index',
+           'load_pipeline']
 
 # %% ../../nbs/serving/16a_serving.ipynb #01fd8898
 # __name__ of the module; spelled out so the notebook logs under it too
@@ -147,6 +148,14 @@ def default_index_path(config:Config) -> Path:
                             f'SRC --name {config.index_name}')
     return folder
 
+def default_build_path(config:Config) -> Path:
+    """`default_index_path`, to build into: a `VoiceragError` when `config.index_titles` asks for titles, since every
+    fit shipped with the package was made on the default index as built without them."""
+    if config.index_titles:
+        raise VoiceragError('the default index is built without titles (the fits shipped with the package were made on '
+                            'it): titles are for your own corpus, voicerag-build --corpus SRC --name NAME --titles')
+    return default_index_path(config)
+
 def named_index_path(config:Config) -> Path:
     """The folder of an index of one's own corpus: `config.index_name` a plain folder name other than 'default', else a
     `VoiceragError`."""
@@ -165,7 +174,7 @@ def _build_into(folder:Path, corpus, config:Config, progress:bool) -> Path:
 
 def build_default_index(config:Config, progress:bool=True) -> Path:
     "Build and save the default corpus's index (`config.index_name` must be 'default'); returns its folder."
-    return _build_into(default_index_path(config), default_corpus(), config, progress)
+    return _build_into(default_build_path(config), default_corpus(), config, progress)
 
 def build_named_index(config:Config, corpus, progress:bool=True) -> Path:
     """Build and save the index of `corpus` under `config.index_name` (not 'default'), replacing an older one whole;
