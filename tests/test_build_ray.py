@@ -14,7 +14,8 @@ def manifest(folder): return json.loads((Path(folder)/'manifest.json').read_text
 
 def test_ray_build_is_the_local_build(tmp_path, capsys):
     passages = list(default_corpus())
-    corpus, config = passages[:60] + passages[-60:], Config(encoder='hashing')
+    # with titles: the setting reaches the actors (a build without them is 09a_build's, the same code)
+    corpus, config = passages[:60] + passages[-60:], Config(encoder='hashing', index_titles=True)
     os.environ.setdefault('RAY_raylet_start_wait_time_s', '120')      # a busy 2-core machine starts Ray's agents slowly
     t0 = time.perf_counter()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -28,8 +29,11 @@ def test_ray_build_is_the_local_build(tmp_path, capsys):
             and report.chunks_encoded == report.chunks)
     local = build_streaming(corpus, make_encoder('hashing'), tmp_path/'local', config, shard_passages=32,
                             progress=False)
-    for key in ('files', 'counts', 'corpus', 'scripts'):
+    for key in ('files', 'counts', 'corpus', 'scripts', 'config'):
         assert manifest(tmp_path/'ray')[key] == manifest(local.folder)[key], key
+    untitled = build_streaming(corpus, make_encoder('hashing'), tmp_path/'untitled', Config(encoder='hashing'),
+                               shard_passages=32, progress=False)
+    assert manifest(tmp_path/'ray')['files'] != manifest(untitled.folder)['files']     # the titles were read
     hashing = make_encoder('hashing')
     on_ray, here = (Retriever(load_index(f), hashing, config) for f in (tmp_path/'ray', local.folder))
     for q in ['Who won Super Bowl 50?', 'पैंथर्स डिफेंस ने कितने अंक दिए?', 'what is a sole proprietorship']:
