@@ -100,7 +100,8 @@ def build(argv:list[str]|None=None) -> int:
         from voicerag.corpus.data import default_corpus
         # its warnings on a damaged PDF: the DataError that follows says it in one line
         logging.getLogger('pypdf').setLevel(logging.ERROR)
-        config = replace(config_from(args), index_titles=True) if args.titles else config_from(args)
+        config = config_from(args)
+        if args.titles: config = replace(config, index_titles=True)
         if args.if_missing and (index_path(config)/'manifest.json').exists():
             print(f'index {config.index_name!r} is there already: {index_path(config)}')
             return
