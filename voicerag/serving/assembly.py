@@ -4,11 +4,11 @@
 
 # %% ../../nbs/serving/16a_serving.ipynb #796abfc6
 from __future__ import annotations
-import logging, re, warnings
+import json, logging, re, warnings
 from dataclasses import replace
 from pathlib import Path
 from ..core import Config, VoiceragError
-from ..corpus.data import default_corpus
+from ..corpus.data import default_corpus, passages_checksum
 from ..retrieval.encoders import encoder_record, make_encoder
 from ..retrieval.index import (IndexLoadError, Retriever, build_index, index_path, limit_blas_threads,
                                       load_index, save_index)
@@ -20,10 +20,10 @@ from ..answering.declining import load_heard, unfitted_langs
 from ..pipeline import Pipeline
 
 # %% auto #0
-__all__ = ['PORTABLE', 'INDEX_NAME', 'calibration_path', 'serving_retriever', 'portable_calibration_path', 'portable_abstainer',
-           'load_abstainer', 'load_reader', 'served_pipeline', 'default_index_path', 'default_build_path',
-           'named_index_path', 'build_default_index', 'build_named_index', 'named_index', 'ensure_index',
-           'load_pipeline']
+__all__ = ['PORTABLE', 'INDEX_NAME', 'BUILT_WITH', 'calibration_path', 'serving_retriever', 'portable_calibration_path',
+           'portable_abstainer', 'load_abstainer', 'load_reader', 'served_pipeline', 'default_index_path',
+           'default_build_path', 'named_index_path', 'build_default_index', 'build_named_index', 'stale_because',
+           'named_index', 'ensure_index', 'load_pipeline']
 
 # %% ../../nbs/serving/16a_serving.ipynb #01fd8898
 # __name__ of the module; spelled out so the notebook logs under it too
@@ -181,10 +181,28 @@ def build_named_index(config:Config, corpus, progress:bool=True) -> Path:
     returns its folder."""
     return _build_into(named_index_path(config), corpus, config, progress)
 
+BUILT_WITH = ('encoder', 'chunkers', 'index_titles', 'bm25_k1', 'bm25_b')     # the settings an index's files hold
+
+def stale_because(manifest:dict, config:Config, corpus) -> str|None:
+    """Why the index `manifest` describes is not the one `config` builds from `corpus` (a list or `Corpus` of passages):
+    another corpus, or a setting of `BUILT_WITH` built otherwise; None when it is that index. A setting the manifest
+    does not name was built as `Config`'s default (it is older than the setting)."""
+    if manifest['corpus']['checksum'] != passages_checksum(corpus): return 'it was built from another corpus'
+    built, wanted, default = manifest['config'], config.to_dict(), Config().to_dict()
+    changed = [k for k in BUILT_WITH if built.get(k, default[k]) != wanted[k]]
+    return f'it was built with other settings ({", ".join(changed)})' if changed else None
+
 def named_index(config:Config, name:str, corpus, progress:bool=True) -> Config:
-    "`config` for the index `name` of `corpus`, which is built first (`build_named_index`) when it is not there yet."
+    """`config` for the index `name` of `corpus` (a list or `Corpus` of passages), which is built first
+    (`build_named_index`) when it is missing or not the one `config` builds from `corpus` (`stale_because`, said in a
+    warning)."""
     named = replace(config, index_name=name)
-    if not (named_index_path(named)/'manifest.json').exists(): build_named_index(named, corpus, progress=progress)
+    manifest = named_index_path(named)/'manifest.json'
+    if manifest.exists():
+        reason = stale_because(json.loads(manifest.read_text(encoding='utf-8')), named, corpus)
+        if reason is None: return named
+        _log.warning('rebuilding the index %s: %s', name, reason)
+    build_named_index(named, corpus, progress=progress)
     return named
 
 def ensure_index(config:Config) -> Path:
