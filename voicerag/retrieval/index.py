@@ -27,9 +27,9 @@ from .router import Plan, route
 from threadpoolctl import threadpool_limits
 
 # %% auto #0
-__all__ = ['INDEX_FORMAT', 'MODES', 'IndexLoadError', 'index_path', 'LangIndex', 'Index', 'corpus_record', 'build_index',
-           'save_index', 'verify_files', 'load_index', 'Search', 'best_per_doc', 'note_evidence', 'merge_best',
-           'Retriever', 'limit_blas_threads', 'derived']
+__all__ = ['INDEX_FORMAT', 'BUILT_WITH', 'MODES', 'IndexLoadError', 'index_path', 'LangIndex', 'Index', 'corpus_record',
+           'build_index', 'stale_because', 'save_index', 'verify_files', 'load_index', 'Search', 'best_per_doc',
+           'note_evidence', 'merge_best', 'Retriever', 'limit_blas_threads', 'derived']
 
 # %% ../../nbs/retrieval/09_index.ipynb #a06b9bb4
 class IndexLoadError(VoiceragError):
@@ -130,6 +130,19 @@ def build_index(corpus, encoder, config:Config|None=None, name:str|None=None, ba
                 'corpus': corpus_record(corpus, passages_checksum(passages)),
                 'build_seconds': round(time.perf_counter() - t0, 3), 'voicerag_version': voicerag.__version__}
     return Index(manifest['name'], chunks, {p.id: p for p in passages}, langs, manifest)
+
+# %% ../../nbs/retrieval/09_index.ipynb #e87c5a71
+BUILT_WITH = ('encoder', 'chunkers', 'index_titles', 'bm25_k1', 'bm25_b')     # the settings an index's files hold
+
+def stale_because(manifest:dict, config:Config, corpus) -> str|None:
+    """Why the index `manifest` describes is not the one `config` builds from `corpus` (a list or `Corpus` of passages):
+    another corpus, or a setting of `BUILT_WITH` built otherwise; None when it is that index. A setting the manifest
+    does not name was built as `Config`'s default (it is older than the setting)."""
+    if manifest['corpus']['checksum'] != passages_checksum(corpus): return 'it was built from another corpus'
+    built, wanted, default = manifest['config'], config.to_dict(), Config().to_dict()
+    changed = [k for k in BUILT_WITH if built.get(k, default[k]) != wanted[k]]
+    return f'it was built with other settings ({", ".join(changed)})' if changed else None
+
 
 # %% ../../nbs/retrieval/09_index.ipynb #464b7861
 def _write_jsonl(path:Path, rows):

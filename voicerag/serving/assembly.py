@@ -8,10 +8,10 @@ import json, logging, re, warnings
 from dataclasses import replace
 from pathlib import Path
 from ..core import Config, VoiceragError
-from ..corpus.data import default_corpus, passages_checksum
+from ..corpus.data import default_corpus
 from ..retrieval.encoders import encoder_record, make_encoder
 from ..retrieval.index import (IndexLoadError, Retriever, build_index, index_path, limit_blas_threads,
-                                      load_index, save_index)
+                                      load_index, save_index, stale_because)
 from ..paths import fitted_path, package_file
 from ..retrieval.rerank import Reranker, RerankingRetriever, rerank_path, reranker_fingerprint
 from ..answering.reading import PassageReader
@@ -20,10 +20,10 @@ from ..answering.declining import load_heard, unfitted_langs
 from ..pipeline import Pipeline
 
 # %% auto #0
-__all__ = ['PORTABLE', 'INDEX_NAME', 'BUILT_WITH', 'calibration_path', 'serving_retriever', 'portable_calibration_path',
-           'portable_abstainer', 'load_abstainer', 'load_reader', 'served_pipeline', 'default_index_path',
-           'default_build_path', 'named_index_path', 'build_default_index', 'build_named_index', 'stale_because',
-           'named_index', 'ensure_index', 'load_pipeline']
+__all__ = ['PORTABLE', 'INDEX_NAME', 'calibration_path', 'serving_retriever', 'portable_calibration_path', 'portable_abstainer',
+           'load_abstainer', 'load_reader', 'served_pipeline', 'default_index_path', 'default_build_path',
+           'named_index_path', 'build_default_index', 'build_named_index', 'named_index', 'ensure_index',
+           'load_pipeline']
 
 # %% ../../nbs/serving/16a_serving.ipynb #01fd8898
 # __name__ of the module; spelled out so the notebook logs under it too
@@ -180,17 +180,6 @@ def build_named_index(config:Config, corpus, progress:bool=True) -> Path:
     """Build and save the index of `corpus` under `config.index_name` (not 'default'), replacing an older one whole;
     returns its folder."""
     return _build_into(named_index_path(config), corpus, config, progress)
-
-BUILT_WITH = ('encoder', 'chunkers', 'index_titles', 'bm25_k1', 'bm25_b')     # the settings an index's files hold
-
-def stale_because(manifest:dict, config:Config, corpus) -> str|None:
-    """Why the index `manifest` describes is not the one `config` builds from `corpus` (a list or `Corpus` of passages):
-    another corpus, or a setting of `BUILT_WITH` built otherwise; None when it is that index. A setting the manifest
-    does not name was built as `Config`'s default (it is older than the setting)."""
-    if manifest['corpus']['checksum'] != passages_checksum(corpus): return 'it was built from another corpus'
-    built, wanted, default = manifest['config'], config.to_dict(), Config().to_dict()
-    changed = [k for k in BUILT_WITH if built.get(k, default[k]) != wanted[k]]
-    return f'it was built with other settings ({", ".join(changed)})' if changed else None
 
 def named_index(config:Config, name:str, corpus, progress:bool=True) -> Config:
     """`config` for the index `name` of `corpus` (a list or `Corpus` of passages), which is built first
