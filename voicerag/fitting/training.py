@@ -12,6 +12,7 @@ from ..core import DataError, atomic_write, progress_bar
 from ..corpus.data import SQUAD_DEV_FILES, SQUAD_TRAIN_FILE, default_corpus, load_squad2_articles
 from ..retrieval.encoders import E5TorchEncoder
 from ..paths import home
+from .runs import machine_facts
 from ..answering.reader import (ReaderTokens, _example, _unit_at, removed_examples, typed_examples, word_units,
                                        xquad_examples)
 from ..answering.reading import READ_BUDGET, READ_OVERLAP, ReadingWeights, SpanNet, passage_windows
@@ -179,6 +180,7 @@ def train_reading(examples:list[dict], checkpoint=None, every:float=300.0, progr
         f'second); step {step} of {total}')
     meta = dict(cfg, examples=len(examples), windows=len(items), steps=total, done=step, data=digest,
                 seconds=round(record['seconds']), history=record['history'],
+                trained_on={k: v for k, v in machine_facts().items() if k in ('cpu', 'cpus', 'date')},
                 sources={s: sum(ex['source'] == s for ex in examples)
                          for s in sorted({ex['source'] for ex in examples})})
     return net.to_weights(meta)
