@@ -143,7 +143,6 @@ def stale_because(manifest:dict, config:Config, corpus) -> str|None:
     changed = [k for k in BUILT_WITH if built.get(k, default[k]) != wanted[k]]
     return f'it was built with other settings ({", ".join(changed)})' if changed else None
 
-
 # %% ../../nbs/retrieval/09_index.ipynb #464b7861
 def _write_jsonl(path:Path, rows):
     with open(path, 'w', encoding='utf-8') as f:
