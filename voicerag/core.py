@@ -223,6 +223,7 @@ class AnswerabilityLike(Protocol):
     "`Pipeline.answerability` (`answering.declining.Answerability`): whether a short answer answers the question."
     def probability(self, features:dict) -> float: ...
     def rule_for(self, lang:str, latin:bool=False, across:bool=False) -> tuple[float, str]: ...   # threshold, whose
+    def is_sure(self, p:float, lang:str, latin:bool=False, across:bool=False) -> bool|None: ...  # None: not told
 
 # %% ../nbs/00_core.ipynb #b8b2279b
 class StageTimer:

@@ -112,9 +112,9 @@ def identify_language(text:str, stated:str|None=None) -> str|None:
     return next(lang.code for lang in LANGUAGES.values() if lang.script == script)
 
 # %% ../nbs/00b_languages.ipynb #c7eba8ba
-MESSAGE_KEYS = ('answered', 'answered_open_llm', 'refused_no_context', 'refused_ambiguous', 'refused_unanswerable',
-                'refused_ungrounded', 'stt_failed', 'error', 'guardrail.empty', 'guardrail.too_long',
-                'guardrail.garbled', 'guardrail.injection', 'heard_sentence')
+MESSAGE_KEYS = ('answered', 'answered_unsure', 'answered_open_llm', 'refused_no_context', 'refused_ambiguous',
+                'refused_unanswerable', 'refused_ungrounded', 'stt_failed', 'error', 'guardrail.empty',
+                'guardrail.too_long', 'guardrail.garbled', 'guardrail.injection', 'heard_sentence')
 
 def messages_path() -> Path:
     "The messages of every language, shipped in the package."

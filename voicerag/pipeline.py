@@ -255,7 +255,10 @@ class Pipeline:
                       Verdict(False, 'low_coverage', 'the answer cites no passage')
         if not verdict: return self._finish(State.refused_ungrounded, lang, timer, verdict=verdict,
                                             confidence=confidence, meta={'discarded': answer.method, **abstained})
-        return self._finish(State.answered, lang, timer, answer, confidence=confidence, meta=abstained)
+        sure = self._sure(answer, lang, latin)
+        return self._finish(State.answered, lang, timer, answer, confidence=confidence,
+                            meta={**abstained, 'sure': sure},
+                            message=message('answered_unsure', lang) if sure is False else None)
 
     def _answerable(self, answer:Answer, lang:str, latin:bool=False) -> Verdict:
         """Declines when the answerability model judges that the short answer does not answer the question (`latin`:
@@ -265,6 +268,13 @@ class Pipeline:
         t, whose = self.answerability.rule_for(lang, latin, across=answer.lang != lang)
         return Verdict(True) if p >= t else Verdict(False, 'unanswerable',
                                                     f'answerability {p:.3f} is below the threshold {t:.3f} for {whose}')
+
+    def _sure(self, answer:Answer, lang:str, latin:bool=False) -> bool|None:
+        """Whether the answerability model is sure of `answer` (`Answerability.is_sure`), which then reads as quoted
+        without a doubt; None where it does not tell (no model, or no sure threshold fitted)."""
+        p = answer.meta.get('answerability')
+        if p is None or self.answerability is None: return None
+        return self.answerability.is_sure(p, lang, latin, across=answer.lang != lang)
 
     def _answer(self, text:str, lang:str, search:Search, timer:StageTimer):
         """The reader's span over the top passages (without a reader: the best sentence of the top one), or a grounded

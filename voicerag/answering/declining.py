@@ -299,6 +299,8 @@ class Answerability:
                                                # (fitted in `08a_romanized`)
     across: dict = field(default_factory=dict) # asker language -> threshold for an answer cited from a passage in
                                                # another language (fitted in `08c_question_shift`)
+    sure: dict = field(default_factory=dict)   # asker language -> least probability of an answer the reader is sure of
+                                               # (fitted in `13b_answerability_measured`)
 
     def probability(self, features:dict) -> float:
         return float(self.model.probability([[features[k] for k in self.model.features]])[0])
@@ -314,11 +316,18 @@ class Answerability:
     def threshold_for(self, lang:str, latin:bool=False, across:bool=False) -> float:
         return self.rule_for(lang, latin, across)[0]
 
+    def is_sure(self, p:float, lang:str, latin:bool=False, across:bool=False) -> bool|None:
+        """Whether an answer of probability `p` is one the reader is sure of: at or above `lang`'s sure threshold, typed
+        in its own letters and cited in its language (`latin`, `across` as in `rule_for`: never sure); None when no
+        language has a sure threshold, so no answer is told apart."""
+        if not self.sure: return None
+        return not latin and not across and lang in self.sure and p >= self.sure[lang]
+
     def save(self, path=None) -> Path:
         return atomic_write_json(path or answerability_path(),
                                  {'format': ANSWERABILITY_FORMAT, 'model': self.model.to_dict(),
                                   'thresholds': self.thresholds, 'latin': self.latin, 'across': self.across,
-                                  'meta': self.meta})
+                                  'sure': self.sure, 'meta': self.meta})
 
     @classmethod
     def load(cls, path=None) -> 'Answerability':
@@ -330,6 +339,6 @@ class Answerability:
             raise DataError(f'not an answerability model (format {d.get("format")!r})', path=path, field='format')
         floats = lambda m: {k: float(v) for k, v in m.items()}
         try: return cls(LogisticAbstainer.from_dict(d['model']), floats(d['thresholds']), d.get('meta', {}),
-                        floats(d.get('latin', {})), floats(d.get('across', {})))
+                        floats(d.get('latin', {})), floats(d.get('across', {})), floats(d.get('sure', {})))
         except (KeyError, AttributeError, TypeError, ValueError) as e:
             raise DataError(f'malformed answerability model: {e!r}', path=path) from None

@@ -121,7 +121,7 @@ def answer_html(result:Result) -> str:
     if 'transcript' in result.meta:
         heard = result.meta['transcript']
         parts.append(f'<div class="vr-heard">heard: <q{_lang_attr(heard)}>{esc(heard)}</q></div>')
-    tone = _TONE.get(result.state, 'refused')
+    tone = 'warn' if result.meta.get('sure') is False else _TONE.get(result.state, 'refused')   # an answer not sure of
     parts.append(f'<div class="vr-state-line"><span class="vr-state vr-{tone}">{esc(result.state.value)}</span> '
                  f'<span class="vr-message"{_lang_attr(result.message)}>{esc(result.message)}</span></div>')
     if result.answer:
