@@ -30,7 +30,7 @@ from ..serving.assembly import ensure_index, load_abstainer, load_pipeline, name
 __all__ = ['RESULTS_FORMAT', 'RETRIEVAL_METRICS', 'SERVED_DIRECTIONS', 'RETRIEVAL_DIRECTIONS', 'ANSWER_STATES', 'NAN',
            'CONFIDENCE_SOURCES', 'NATURAL_SETS', 'LANGUAGE_SAMPLE', 'CHUNKINGS', 'HEADLINES', 'DRIFT_TOLERANCE',
            'LANGUAGE_COLUMNS', 'estimate', 'paired', 'fmt', 'Served', 'load_served', 'test_documents_held',
-           'check_test_documents', 'retrieval_results', 'answer_confidence', 'answer_row', 'count_states',
+           'check_test_documents', 'retrieval_results', 'answer_confidence', 'answer_row', 'count_states', 'sure_split',
            'summarize_answers', 'answer_rows', 'answer_results', 'unanswerable_rows', 'summarize_declines',
            'answer_absent_results', 'ranking_confidence', 'precision_estimate', 'aurc_estimate', 'selective_summary',
            'selective_results', 'natural_questions_file', 'summarize_natural', 'natural_results', 'hinglish_outcome',
@@ -146,7 +146,7 @@ def answer_row(pipeline:Pipeline, query) -> dict:
     against the gold."""
     r = pipeline.ask(query.text, lang=query.lang)
     row = {'answered': r.state in ANSWER_STATES, 'declined': r.state.value.startswith('refused_'),
-           'state': r.state.value, 'confidence': answer_confidence(pipeline, r, query.text)}
+           'state': r.state.value, 'confidence': answer_confidence(pipeline, r, query.text), 'sure': r.meta.get('sure')}
     if not row['answered']: return row
     passages = pipeline.retriever.index.passages
     c, cc = (r.citations[0] if r.citations else None), r.context_citation
@@ -166,16 +166,25 @@ def count_states(rows:list[dict]) -> dict:
     for r in rows: states[r['state']] = states.get(r['state'], 0) + 1
     return states
 
+def sure_split(answered:list[dict]) -> dict:
+    """Of answered rows with an F1: the share the answerability model called sure (`Answerability.is_sure`), and how
+    often the sure and the other answers are right (F1 >= CORRECT_F1)."""
+    right = lambda group: estimate([r['f1'] >= CORRECT_F1 for r in group if r['f1'] == r['f1']])
+    return {'called_sure': estimate([r.get('sure') is True for r in answered]),
+            'right_sure': right([r for r in answered if r.get('sure') is True]),
+            'right_not_sure': right([r for r in answered if r.get('sure') is not True])}
+
 def summarize_answers(rows:list[dict]) -> dict:
-    """Answer rate; among the answered: EM, F1, gold contained in the answer and in its context, grounded; the states
-    seen."""
+    """Answer rate; among the answered: EM, F1, gold contained in the answer and in its context, grounded, called sure
+    and right by it; the states seen."""
     answered = [r for r in rows if r['answered']]
     return {'answer_rate': estimate([r['answered'] for r in rows]),
             'exact_match': estimate([r['em'] for r in answered]), 'f1': estimate([r['f1'] for r in answered]),
             'contains_gold': estimate([r['contains'] for r in answered]),
             'contains_gold_context': estimate([r['contains_context'] for r in answered]),
             'grounded': estimate([r['grounded'] for r in answered]),
-            'context_grounded': estimate([r['context_grounded'] for r in answered]), 'states': count_states(rows)}
+            'context_grounded': estimate([r['context_grounded'] for r in answered]), **sure_split(answered),
+            'states': count_states(rows)}
 
 def answer_rows(served:Served, progress:bool=True, limit:int|None=None) -> dict[str, list[dict]]:
     """{'<dataset> <asker language>': rows} for the answerable test questions (the first `limit` of each), asked through
@@ -303,7 +312,8 @@ def natural_questions_file(name:str=NATURAL_QUESTIONS_FILE) -> Path|None:
     return path
 
 def summarize_natural(rows:dict[str, list[dict]]) -> dict:
-    "Per kind of question: answered share; precision over all answers and over answers to answerable questions."
+    """Per kind of question: answered share; precision over all answers, over answers to answerable questions and over
+    answers called sure."""
     ans = rows.get('answerable', [])
     text_ok = [bool(r['answered'] and r['f1'] >= CORRECT_F1) for r in ans]
     correct = [ok and r['doc_id'] == r['gold_doc'] for ok, r in zip(text_ok, ans)]
@@ -312,6 +322,10 @@ def summarize_natural(rows:dict[str, list[dict]]) -> dict:
     out = {'answerable': len(ans), 'answered': estimate([r['answered'] for r in ans]),
            'precision': precision_estimate([r['answered'] for r in everyone], correct + [False] * len(out_rows)),
            'precision_answerable': precision_estimate([r['answered'] for r in ans], correct),
+           'called_sure': estimate([r['sure'] is True for r in everyone if r['answered']]),
+           'precision_sure': precision_estimate([r['answered'] and r['sure'] is True for r in everyone],
+                                                [c and r['sure'] is True for c, r in zip(correct, ans)]
+                                                + [False] * len(out_rows)),
            'precision_answerable_text_only': precision_estimate([r['answered'] for r in ans], text_ok),
            'f1': estimate([r['f1'] for r in ans if r['answered']]),
            'contains_gold_context': estimate([r['contains_context'] for r in ans if r['answered']]),
@@ -648,6 +662,9 @@ def answers_table(results:dict):
                              'gold contained (answered)': fmt(a['contains_gold']),
                              'gold in context (answered)': fmt(a.get('contains_gold_context', {})),
                              'grounded (answered)': fmt(a['grounded']),
+                             'called sure (answered)': fmt(a.get('called_sure', {})),
+                             'right, sure / not sure': f"{fmt(a.get('right_sure', {}))} / "
+                                                       f"{fmt(a.get('right_not_sure', {}))}",
                              'states': a['states']} for k, a in results['answers'].items()}).T
 
 def declining_table(results:dict):
@@ -684,6 +701,7 @@ def natural_table(results:dict, key:str='natural'):
     return pd.DataFrame({lang: {'answerable': s['answerable'], 'answered (answerable)': fmt(s['answered']),
                                 'precision': fmt(s['precision']),
                                 'precision (answerable)': fmt(s['precision_answerable']),
+                                'precision (called sure)': fmt(s.get('precision_sure', {})),
                                 'near-topic answered': f"{fmt(s['near_topic']['answered'])} of "
                                                        f"{s['near_topic']['questions']}",
                                 'off-topic answered': f"{fmt(s['off_topic']['answered'])} of "
