@@ -270,8 +270,8 @@ class Pipeline:
                                                     f'answerability {p:.3f} is below the threshold {t:.3f} for {whose}')
 
     def _sure(self, answer:Answer, lang:str, latin:bool=False) -> bool|None:
-        """Whether the answerability model is sure of `answer` (`Answerability.is_sure`), which then reads as quoted
-        without a doubt; None where it does not tell (no model, or no sure threshold fitted)."""
+        """Whether the answerability model is sure of `answer` (`Answerability.is_sure`): if not, its message says so
+        (`answered_unsure`). None where it does not tell (no model, or no sure threshold fitted)."""
         p = answer.meta.get('answerability')
         if p is None or self.answerability is None: return None
         return self.answerability.is_sure(p, lang, latin, across=answer.lang != lang)
