@@ -169,7 +169,7 @@ def count_states(rows:list[dict]) -> dict:
 def sure_split(answered:list[dict]) -> dict:
     """Of answered rows with an F1: the share the answerability model called sure (`Answerability.is_sure`), and how
     often the sure and the other answers are right (F1 >= CORRECT_F1)."""
-    right = lambda group: estimate([r['f1'] >= CORRECT_F1 for r in group if r['f1'] == r['f1']])
+    right = lambda group: estimate([r['f1'] >= CORRECT_F1 for r in group if not np.isnan(r['f1'])])
     return {'called_sure': estimate([r.get('sure') is True for r in answered]),
             'right_sure': right([r for r in answered if r.get('sure') is True]),
             'right_not_sure': right([r for r in answered if r.get('sure') is not True])}
